@@ -1,0 +1,110 @@
+import type {BeaconConfig} from "@lodestar/config";
+import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
+import type {ForkName} from "@lodestar/params";
+import type {BeaconBlock, Root, SignedBeaconBlock, Slot, phase0} from "@lodestar/types";
+import type {EventEmitter} from "node:events";
+
+/**
+ * The chain's public surface: what the API handlers, the validator duties and the node see.
+ * Everything here is domain data (lodestar value types); nothing knows about HTTP.
+ */
+
+export interface HeadInfo {
+  slot: Slot;
+  blockRoot: Root;
+  stateRoot: Root;
+  /** execution block hash of the head, zero before the merge */
+  executionBlockHash: Uint8Array;
+}
+
+/** Why a block was not imported. Each code is one clear reason an operator can act on. */
+export type BlockErrorCode =
+  | "PARENT_UNKNOWN"
+  | "ALREADY_KNOWN"
+  | "FUTURE_SLOT"
+  | "WOULD_REVERT_FINALIZED"
+  | "NOT_LATER_THAN_PARENT"
+  | "INCORRECT_PROPOSER"
+  | "INVALID_SIGNATURE"
+  | "INVALID_STATE_ROOT"
+  | "INVALID_EXECUTION_PAYLOAD"
+  | "STATE_TRANSITION_FAILED";
+
+export class BlockError extends Error {
+  constructor(
+    readonly code: BlockErrorCode,
+    message: string
+  ) {
+    super(`${code}: ${message}`);
+    this.name = "BlockError";
+  }
+}
+
+export interface ImportedBlock {
+  blockRoot: Root;
+  slot: Slot;
+  /** true when the block became the new head */
+  isHead: boolean;
+}
+
+export interface ProducedBlock {
+  block: BeaconBlock;
+  fork: ForkName;
+  /** wei, the execution payload's value to the proposer */
+  executionPayloadValue: bigint;
+  /** gwei, the consensus rewards the block earns its proposer */
+  consensusBlockValue: bigint;
+}
+
+export interface ProduceBlockArgs {
+  slot: Slot;
+  randaoReveal: Uint8Array;
+  /** 32 bytes; the node's graffiti setting when absent */
+  graffiti?: Uint8Array;
+  /** the proposer's fee recipient; the node's registered or default one when absent */
+  feeRecipient?: Uint8Array;
+}
+
+/** Events the chain emits (names as the Beacon API event topics where one exists). */
+export interface ChainEvents {
+  head: [{slot: Slot; block: Root; state: Root; epochTransition: boolean; previousDutyDependentRoot: Root; currentDutyDependentRoot: Root}];
+  block: [{slot: Slot; block: Root}];
+  finalized_checkpoint: [{block: Root; state: Root; epoch: number}];
+  chain_reorg: [{slot: Slot; depth: number; oldHeadBlock: Root; newHeadBlock: Root; oldHeadState: Root; newHeadState: Root; epoch: number}];
+}
+
+export interface IBeaconChain {
+  readonly config: BeaconConfig;
+  readonly genesisTime: number;
+  readonly genesisValidatorsRoot: Root;
+  readonly emitter: EventEmitter<ChainEvents>;
+
+  /** The current wall-clock slot. */
+  currentSlot(): Slot;
+  getHead(): HeadInfo;
+  /** The head state (do not mutate; clone first). */
+  getHeadState(): CachedBeaconStateAllForks;
+  getFinalizedCheckpoint(): phase0.Checkpoint;
+  getJustifiedCheckpoint(): phase0.Checkpoint;
+
+  /** A state of the head chain advanced (empty slots processed) to the start of `epoch`; for duties. */
+  getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
+  /** The post-state of a block the node has, or null. */
+  getStateByBlockRoot(blockRoot: Root): Promise<CachedBeaconStateAllForks | null>;
+  /** The canonical state at `slot` (advanced through empty slots where needed), or null. */
+  getStateBySlot(slot: Slot): Promise<CachedBeaconStateAllForks | null>;
+  /** The state with this root, or null. */
+  getStateByStateRoot(stateRoot: Root): Promise<CachedBeaconStateAllForks | null>;
+
+  getBlockByRoot(blockRoot: Root): Promise<SignedBeaconBlock | null>;
+  /** The canonical block at `slot`, or null when the slot is empty or unknown. */
+  getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null>;
+  /** Whether the block is part of the canonical (head) chain. */
+  isCanonical(blockRoot: Root): boolean;
+
+  /** Full verification (signatures included) and import. Throws BlockError. */
+  importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock>;
+  produceBlock(args: ProduceBlockArgs): Promise<ProducedBlock>;
+  /** AttestationData for `slot` and `committeeIndex` on the current head (index is 0 from electra on). */
+  produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData>;
+}

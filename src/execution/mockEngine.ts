@@ -1,0 +1,80 @@
+import type {ChainForkConfig} from "@lodestar/config";
+import {ForkSeq, isForkPostCapella, isForkPostDeneb, type ForkName} from "@lodestar/params";
+import {ssz, type ExecutionPayload} from "@lodestar/types";
+import {createHash} from "node:crypto";
+import type {BuiltPayload, ExecutionEngine, ParentPayload, PayloadAttributes, PayloadValidity} from "./engine.ts";
+
+/** Hash of the dev chain's execution genesis block (there is no real one). */
+export const GENESIS_EXECUTION_BLOCK_HASH = new Uint8Array(createHash("sha256").update("beacon-gateway dev execution genesis").digest());
+const GAS_LIMIT = 30_000_000;
+const BASE_FEE_PER_GAS = 7n;
+const EMPTY_TRIE_ROOT = Uint8Array.from(Buffer.from("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421", "hex"));
+
+/** The execution payload header that a post-merge dev genesis state carries. */
+export function genesisExecutionHeader(config: ChainForkConfig, genesisTime: number) {
+  const types = config.getPostBellatrixForkTypes(0);
+  const header = types.ExecutionPayloadHeader.defaultValue();
+  Object.assign(header, {
+    blockHash: GENESIS_EXECUTION_BLOCK_HASH,
+    receiptsRoot: EMPTY_TRIE_ROOT,
+    stateRoot: EMPTY_TRIE_ROOT,
+    gasLimit: GAS_LIMIT,
+    baseFeePerGas: BASE_FEE_PER_GAS,
+    timestamp: genesisTime,
+  });
+  return types.ExecutionPayloadHeader.toViewDU(header as never);
+}
+
+/**
+ * The block hash the mock engine gives a payload: a digest of everything else in it.
+ * A payload whose blockHash is not this digest was not built by a mock engine.
+ */
+function mockBlockHash(fork: ForkName, payload: ExecutionPayload): Uint8Array {
+  const type = ssz[fork as "bellatrix"].ExecutionPayload;
+  const copy = {...payload, blockHash: new Uint8Array(32)} as never;
+  return new Uint8Array(createHash("sha256").update(type.hashTreeRoot(copy)).digest());
+}
+
+/**
+ * An execution engine for the dev chain: payloads without transactions or blobs that
+ * chain on each other by hash and block number. It keeps no state, so it survives restarts
+ * of the node unchanged; whether a payload extends the right parent is checked by the
+ * state transition (parent hash against the state's latest header).
+ */
+export class MockExecutionEngine implements ExecutionEngine {
+  async notifyNewPayload(fork: string, payload: ExecutionPayload): Promise<PayloadValidity> {
+    if (payload.transactions.length > 0) return "INVALID";
+    const expected = mockBlockHash(fork as ForkName, payload);
+    return Buffer.from(expected).equals(payload.blockHash) ? "VALID" : "INVALID";
+  }
+
+  async notifyForkchoiceUpdate(): Promise<void> {}
+
+  async buildPayload(fork: string, parent: ParentPayload, attrs: PayloadAttributes): Promise<BuiltPayload> {
+    const forkName = fork as ForkName;
+    const isPreMerge = parent.blockHash.every((b) => b === 0);
+    const parentHash = isPreMerge ? GENESIS_EXECUTION_BLOCK_HASH : parent.blockHash;
+    const payload = ssz[forkName as "bellatrix"].ExecutionPayload.defaultValue() as ExecutionPayload;
+    Object.assign(payload, {
+      parentHash,
+      feeRecipient: attrs.suggestedFeeRecipient,
+      stateRoot: EMPTY_TRIE_ROOT,
+      receiptsRoot: EMPTY_TRIE_ROOT,
+      prevRandao: attrs.prevRandao,
+      blockNumber: isPreMerge ? 1 : parent.blockNumber + 1,
+      gasLimit: parent.gasLimit || GAS_LIMIT,
+      gasUsed: 0,
+      timestamp: attrs.timestamp,
+      baseFeePerGas: BASE_FEE_PER_GAS,
+      transactions: [],
+    });
+    if (isForkPostCapella(forkName)) (payload as {withdrawals: unknown}).withdrawals = attrs.withdrawals ?? [];
+    if (isForkPostDeneb(forkName)) Object.assign(payload, {blobGasUsed: 0n, excessBlobGas: 0n});
+    payload.blockHash = mockBlockHash(forkName, payload);
+    return {payload, executionRequests: {deposits: [], withdrawals: [], consolidations: []}, blockValue: 0n};
+  }
+}
+
+export function isExecutionFork(fork: ForkName): boolean {
+  return ForkSeq[fork] >= ForkSeq.bellatrix;
+}

@@ -1,0 +1,75 @@
+import type {ForkName} from "@lodestar/params";
+import type {BeaconBlock, Root, SignedBeaconBlock, Slot, altair, phase0, Attestation, SignedAggregateAndProof, electra} from "@lodestar/types";
+
+/**
+ * The Beacon API as the validator client sees it: domain values in, domain values out.
+ * Implemented over the route table's client (src/api/client.ts), over HTTP or in-process;
+ * each method is one standard endpoint (its operationId in the comment). Errors throw
+ * ApiClientError carrying the HTTP status and the `{code, message}` body.
+ */
+export interface ProposerDuty {
+  pubkey: Uint8Array;
+  validatorIndex: number;
+  slot: Slot;
+}
+
+export interface AttesterDuty {
+  pubkey: Uint8Array;
+  validatorIndex: number;
+  committeeIndex: number;
+  committeeLength: number;
+  committeesAtSlot: number;
+  validatorCommitteeIndex: number;
+  slot: Slot;
+}
+
+export interface SyncDuty {
+  pubkey: Uint8Array;
+  validatorIndex: number;
+  validatorSyncCommitteeIndices: number[];
+}
+
+export interface ValidatorStatus {
+  index: number;
+  pubkey: Uint8Array;
+  status: string;
+}
+
+export interface ValidatorBeaconApi {
+  /** getGenesis */
+  getGenesis(): Promise<{genesisTime: number; genesisValidatorsRoot: Root; genesisForkVersion: Uint8Array}>;
+  /** getSpec: the config as the spec's string map (chainConfigFromJson turns it into a ChainConfig) */
+  getSpec(): Promise<Record<string, string>>;
+  /** postStateValidators on `head`, filtered by public keys */
+  getValidators(pubkeys: Uint8Array[]): Promise<ValidatorStatus[]>;
+  /** getProposerDuties */
+  getProposerDuties(epoch: number): Promise<{dependentRoot: Root; duties: ProposerDuty[]}>;
+  /** getAttesterDuties */
+  getAttesterDuties(epoch: number, indices: number[]): Promise<{dependentRoot: Root; duties: AttesterDuty[]}>;
+  /** getSyncCommitteeDuties */
+  getSyncCommitteeDuties(epoch: number, indices: number[]): Promise<SyncDuty[]>;
+  /** produceBlockV3 (full blocks only: the dev chain has no builder) */
+  produceBlock(slot: Slot, randaoReveal: Uint8Array, graffiti?: Uint8Array): Promise<{block: BeaconBlock; fork: ForkName}>;
+  /** publishBlockV2 with broadcast_validation=gossip */
+  publishBlock(signedBlock: SignedBeaconBlock, fork: ForkName): Promise<void>;
+  /** produceAttestationData */
+  produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData>;
+  /** submitPoolAttestationsV2: phase0 Attestations before electra, SingleAttestations from electra on */
+  submitAttestations(attestations: (phase0.Attestation | electra.SingleAttestation)[], fork: ForkName): Promise<void>;
+  /** getAggregatedAttestationV2 */
+  getAggregatedAttestation(attestationDataRoot: Root, slot: Slot, committeeIndex: number): Promise<{attestation: Attestation; fork: ForkName}>;
+  /** publishAggregateAndProofsV2 */
+  publishAggregateAndProofs(signed: SignedAggregateAndProof[], fork: ForkName): Promise<void>;
+  /** prepareBeaconCommitteeSubnet */
+  prepareBeaconCommitteeSubnet(subscriptions: {validatorIndex: number; committeeIndex: number; committeesAtSlot: number; slot: Slot; isAggregator: boolean}[]): Promise<void>;
+  /** getBlockRoot (`head` for sync committee messages) */
+  getBlockRoot(blockId: string): Promise<Root>;
+  /** submitPoolSyncCommitteeSignatures */
+  submitSyncCommitteeMessages(messages: altair.SyncCommitteeMessage[]): Promise<void>;
+  /** produceSyncCommitteeContribution */
+  produceSyncCommitteeContribution(slot: Slot, subcommitteeIndex: number, beaconBlockRoot: Root): Promise<altair.SyncCommitteeContribution>;
+  /** publishContributionAndProofs */
+  publishContributionAndProofs(signed: altair.SignedContributionAndProof[]): Promise<void>;
+  /** prepareBeaconProposer */
+  prepareBeaconProposer(registrations: {validatorIndex: number; feeRecipient: Uint8Array}[]): Promise<void>;
+}
