@@ -31,12 +31,12 @@ export type BlockErrorCode =
   | "STATE_TRANSITION_FAILED";
 
 export class BlockError extends Error {
-  constructor(
-    readonly code: BlockErrorCode,
-    message: string
-  ) {
+  readonly code: BlockErrorCode;
+
+  constructor(code: BlockErrorCode, message: string) {
     super(`${code}: ${message}`);
     this.name = "BlockError";
+    this.code = code;
   }
 }
 

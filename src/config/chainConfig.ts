@@ -1,8 +1,8 @@
 import {createChainForkConfig, type ChainConfig, type ChainForkConfig} from "@lodestar/config";
 
-/** The forks a dev chain can start from or move through, in order. */
-export const DEV_FORKS = ["phase0", "altair", "bellatrix", "capella", "deneb", "electra", "fulu"] as const;
-export type DevFork = (typeof DEV_FORKS)[number];
+import {DEV_FORKS, type DevFork} from "./forks.ts";
+
+export {DEV_FORKS, type DevFork};
 
 const FORK_EPOCH_KEY: Record<Exclude<DevFork, "phase0">, keyof ChainConfig> = {
   altair: "ALTAIR_FORK_EPOCH",
@@ -41,7 +41,7 @@ export function devChainConfig(opts: DevChainOptions): ChainForkConfig {
   } as Partial<ChainConfig>;
   const genesisIndex = DEV_FORKS.indexOf(opts.genesisFork);
   let previous = 0;
-  for (const fork of DEV_FORKS.slice(1)) {
+  for (const fork of DEV_FORKS.slice(1) as Exclude<DevFork, "phase0">[]) {
     const key = FORK_EPOCH_KEY[fork];
     let epoch = opts.forkEpochs[fork] ?? (DEV_FORKS.indexOf(fork) <= genesisIndex ? 0 : Infinity);
     if (epoch < previous) throw new Error(`fork epoch of ${fork} (${epoch}) is before the previous fork's (${previous})`);

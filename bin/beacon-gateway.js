@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// Launcher. @lodestar/params fixes the consensus preset when it is first imported, so the
+// preset is chosen here, from the command line, before anything that imports lodestar loads.
+const args = process.argv.slice(2);
+const presetAt = args.indexOf("--preset");
+const presetArg = args.find((a) => a.startsWith("--preset="))?.slice("--preset=".length) ?? (presetAt >= 0 ? args[presetAt + 1] : undefined);
+if (presetArg === "minimal" || presetArg === "mainnet") process.env.LODESTAR_PRESET = presetArg;
+else if (args[0] !== "validator") process.env.LODESTAR_PRESET ??= "minimal";
+
+const {main} = await import("../src/cli/main.ts");
+process.exitCode = await main(args);

@@ -1,0 +1,369 @@
+import type {BeaconConfig} from "@lodestar/config";
+import {
+  type CachedBeaconStateAllForks,
+  computeEpochAtSlot,
+  computeStartSlotAtEpoch,
+  getBlockRootAtSlot,
+  getEffectiveBalanceIncrementsZeroInactive,
+} from "@lodestar/state-transition";
+import {ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
+import type {Root, SignedBeaconBlock, Slot, phase0} from "@lodestar/types";
+import {fromHex, toRootHex} from "@lodestar/utils";
+import {EventEmitter} from "node:events";
+import type {Clock} from "../clock/clock.ts";
+import type {BeaconDb} from "../db/beaconDb.ts";
+import type {ExecutionEngine} from "../execution/engine.ts";
+import {ForkChoice, type CheckpointHex, type ProtoBlock} from "../forkchoice/index.ts";
+import {getLogger} from "../log.ts";
+import {OperationPools} from "../pools/index.ts";
+import {Archiver} from "./archiver.ts";
+import {BlockError, type ChainEvents, type HeadInfo, type IBeaconChain, type ImportedBlock, type ProduceBlockArgs, type ProducedBlock} from "./interface.ts";
+import {produceBlock} from "./produceBlock.ts";
+import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
+import {StateRegenerator} from "./regen.ts";
+import {advancedStateKey, StateCache} from "./stateCache.ts";
+import {verifyBlock} from "./verifyBlock.ts";
+
+const log = getLogger("chain");
+/** A block for the next slot is accepted this early (clock disparity between nodes). */
+const MAXIMUM_GOSSIP_CLOCK_DISPARITY_MS = 500;
+const PROPOSER_SCORE_BOOST = 40;
+
+export interface ChainOptions {
+  /** the node's graffiti setting, read at block production time */
+  graffiti: () => Uint8Array;
+  /** fee recipient of a proposer (registered through prepare_beacon_proposer, or the default) */
+  feeRecipientOf: (validatorIndex: number) => Uint8Array;
+  maxCachedStates?: number;
+}
+
+export interface ChainAnchor {
+  state: CachedBeaconStateAllForks;
+  blockRoot: Root;
+  executionBlockHash: Uint8Array | null;
+}
+
+export class BeaconChain implements IBeaconChain {
+  readonly emitter = new EventEmitter<ChainEvents>();
+  readonly genesisTime: number;
+  readonly genesisValidatorsRoot: Root;
+  readonly forkChoice: ForkChoice;
+  readonly pools: OperationPools;
+  private readonly stateCache: StateCache;
+  private readonly regen: StateRegenerator;
+  private readonly archiver: Archiver;
+  private head: ProtoBlock;
+  private anchorSlot: number;
+  /** serialises imports: fork choice and the caches change one block at a time */
+  private importQueue: Promise<unknown> = Promise.resolve();
+  private readonly onSlotListener: (slot: number) => void;
+
+  readonly config: BeaconConfig;
+  readonly db: BeaconDb;
+  readonly engine: ExecutionEngine;
+  readonly clock: Clock;
+  private readonly opts: ChainOptions;
+
+  constructor(config: BeaconConfig, db: BeaconDb, engine: ExecutionEngine, clock: Clock, anchor: ChainAnchor, opts: ChainOptions) {
+    this.config = config;
+    this.db = db;
+    this.engine = engine;
+    this.clock = clock;
+    this.opts = opts;
+    this.genesisTime = anchor.state.genesisTime;
+    this.genesisValidatorsRoot = anchor.state.genesisValidatorsRoot;
+    this.stateCache = new StateCache(opts.maxCachedStates ?? 96);
+    const anchorRoot = toRootHex(anchor.blockRoot);
+    this.stateCache.add(anchorRoot, anchor.state);
+    this.anchorSlot = anchor.state.slot;
+    this.regen = new StateRegenerator({
+      config,
+      forkChoice: () => this.forkChoice,
+      stateCache: this.stateCache,
+      getBlock: (root) => db.blocks.get(root),
+      getArchivedState: (slot) => this.archiver.getHistoricalState(slot),
+      anchorSlot: () => this.anchorSlot,
+    });
+    this.forkChoice = new ForkChoice({
+      anchor: anchorProtoBlock(anchor.state, anchorRoot, anchor.executionBlockHash),
+      currentSlot: clock.currentSlot(),
+      opts: {slotsPerEpoch: SLOTS_PER_EPOCH, secondsPerSlot: config.SECONDS_PER_SLOT, proposerScoreBoostPercent: PROPOSER_SCORE_BOOST},
+      getJustifiedBalances: (checkpoint) => this.justifiedBalances(checkpoint),
+    });
+    this.head = this.forkChoice.getHead();
+    this.archiver = new Archiver(config, db, () => this.getHeadState().epochCtx.pubkeyCache);
+    this.pools = new OperationPools({
+      config,
+      currentSlot: () => clock.currentSlot(),
+      getStateForEpoch: (epoch) => this.getHeadStateAtEpoch(epoch),
+      hasBlock: (root) => this.forkChoice.hasBlock(root),
+      onAttestationVotes: (indices, root, targetEpoch) => {
+        for (const index of indices) this.forkChoice.onAttestation(index, root, targetEpoch);
+      },
+    });
+    this.onSlotListener = (slot) => this.onSlot(slot);
+    clock.on("slot", this.onSlotListener);
+  }
+
+  /** Stops reacting to the clock and waits for the block being imported, if any. */
+  async close(): Promise<void> {
+    this.clock.off("slot", this.onSlotListener);
+    await this.importQueue;
+  }
+
+  currentSlot(): Slot {
+    return this.clock.currentSlot();
+  }
+
+  getHead(): HeadInfo {
+    return {
+      slot: this.head.slot,
+      blockRoot: fromHex(this.head.blockRoot),
+      stateRoot: fromHex(this.head.stateRoot),
+      executionBlockHash: this.head.executionBlockHash ? fromHex(this.head.executionBlockHash) : new Uint8Array(32),
+    };
+  }
+
+  getHeadState(): CachedBeaconStateAllForks {
+    const state = this.stateCache.get(this.head.blockRoot);
+    if (!state) throw new Error(`head state ${this.head.blockRoot} is not cached`);
+    return state;
+  }
+
+  getFinalizedCheckpoint(): phase0.Checkpoint {
+    const cp = this.forkChoice.getFinalizedCheckpoint();
+    return {epoch: cp.epoch, root: fromHex(cp.root)};
+  }
+
+  getJustifiedCheckpoint(): phase0.Checkpoint {
+    const cp = this.forkChoice.getJustifiedCheckpoint();
+    return {epoch: cp.epoch, root: fromHex(cp.root)};
+  }
+
+  async getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks> {
+    const head = this.getHeadState();
+    const slot = computeStartSlotAtEpoch(epoch);
+    return slot <= head.slot ? head : this.regen.advance(this.head.blockRoot, head, slot);
+  }
+
+  getStateByBlockRoot(blockRoot: Root): Promise<CachedBeaconStateAllForks | null> {
+    return this.regen.getPostState(toRootHex(blockRoot));
+  }
+
+  getStateBySlot(slot: Slot): Promise<CachedBeaconStateAllForks | null> {
+    if (slot > this.currentSlot()) return Promise.resolve(null);
+    return this.regen.getCanonicalStateAtSlot(this.head.blockRoot, slot);
+  }
+
+  async getStateByStateRoot(stateRoot: Root): Promise<CachedBeaconStateAllForks | null> {
+    const rootHex = toRootHex(stateRoot);
+    for (const node of this.forkChoice.getAllNodes()) {
+      if (node.stateRoot === rootHex) return this.regen.getPostState(node.blockRoot);
+    }
+    // Empty-slot states of the recent canonical chain: the head state remembers their roots.
+    const head = this.getHeadState();
+    const historyLength = head.stateRoots.length;
+    for (let slot = Math.max(0, head.slot - historyLength); slot < head.slot; slot++) {
+      if (Buffer.from(head.stateRoots.get(slot % historyLength)).equals(stateRoot)) return this.getStateBySlot(slot);
+    }
+    if (Buffer.from(head.hashTreeRoot()).equals(stateRoot)) return head;
+    return this.archiver.getStateByRoot(stateRoot);
+  }
+
+  async getBlockByRoot(blockRoot: Root): Promise<SignedBeaconBlock | null> {
+    return this.db.blocks.get(blockRoot);
+  }
+
+  async getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null> {
+    if (slot >= this.anchorSlot) {
+      const root = this.forkChoice.getAncestor(this.head.blockRoot, slot);
+      if (!root) return null;
+      const node = this.forkChoice.getBlock(root);
+      if (!node || node.slot !== slot) return null;
+      return this.db.blocks.get(fromHex(root));
+    }
+    const root = await this.db.canonicalBlocks.get(slot);
+    return root ? this.db.blocks.get(root) : null;
+  }
+
+  isCanonical(blockRoot: Root): boolean {
+    const rootHex = toRootHex(blockRoot);
+    if (this.forkChoice.hasBlock(rootHex)) return this.forkChoice.isDescendant(rootHex, this.head.blockRoot);
+    return false;
+  }
+
+  importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock> {
+    const result = this.importQueue.then(() => this.importBlockNow(signedBlock, false));
+    this.importQueue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Blocks read back from our own database at start-up: verified when first imported. */
+  importTrustedBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock> {
+    const result = this.importQueue.then(() => this.importBlockNow(signedBlock, true));
+    this.importQueue = result.catch(() => undefined);
+    return result;
+  }
+
+  async produceBlock(args: ProduceBlockArgs): Promise<ProducedBlock> {
+    this.forkChoice.onTick(this.currentSlot());
+    const head = this.recomputeHead();
+    const preState = await this.regen.getStateAtSlot(head.blockRoot, args.slot);
+    if (!preState) throw new Error(`no state for head ${head.blockRoot}`);
+    return produceBlock(
+      {config: this.config, engine: this.engine, pools: this.pools, defaultGraffiti: this.opts.graffiti, feeRecipientOf: this.opts.feeRecipientOf},
+      preState,
+      fromHex(head.blockRoot),
+      args
+    );
+  }
+
+  async produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData> {
+    const head = this.head;
+    const epoch = computeEpochAtSlot(slot);
+    const epochStart = computeStartSlotAtEpoch(epoch);
+    const headState = this.getHeadState();
+    const state = headState.slot < slot ? this.regen.advance(head.blockRoot, headState, slot) : headState;
+    const targetRoot = epochStart >= head.slot ? fromHex(head.blockRoot) : getBlockRootAtSlot(state, epochStart);
+    const forkSeq = this.config.getForkSeq(slot);
+    return {
+      slot,
+      index: forkSeq >= ForkSeq.electra ? 0 : committeeIndex,
+      beaconBlockRoot: fromHex(head.blockRoot),
+      source: state.currentJustifiedCheckpoint.toValue(),
+      target: {epoch, root: targetRoot},
+    };
+  }
+
+  private async importBlockNow(signedBlock: SignedBeaconBlock, trusted: boolean): Promise<ImportedBlock> {
+    const block = signedBlock.message;
+    const blockRoot = this.config.getForkTypes(block.slot).BeaconBlock.hashTreeRoot(block);
+    const rootHex = toRootHex(blockRoot);
+    const parentHex = toRootHex(block.parentRoot);
+    if (this.forkChoice.hasBlock(rootHex)) throw new BlockError("ALREADY_KNOWN", `block ${rootHex} is already imported`);
+    if (!trusted && block.slot > this.clock.currentSlotWithTolerance(MAXIMUM_GOSSIP_CLOCK_DISPARITY_MS)) {
+      throw new BlockError("FUTURE_SLOT", `block slot ${block.slot} is after the current slot ${this.currentSlot()}`);
+    }
+    const finalized = this.forkChoice.getFinalizedCheckpoint();
+    if (block.slot <= computeStartSlotAtEpoch(finalized.epoch)) {
+      throw new BlockError("WOULD_REVERT_FINALIZED", `block slot ${block.slot} is not after the finalized slot ${computeStartSlotAtEpoch(finalized.epoch)}`);
+    }
+    const parent = this.forkChoice.getBlock(parentHex);
+    if (!parent) throw new BlockError("PARENT_UNKNOWN", `parent ${parentHex} of block at slot ${block.slot} is unknown`);
+    if (block.slot <= parent.slot) throw new BlockError("NOT_LATER_THAN_PARENT", `block slot ${block.slot} is not after its parent's ${parent.slot}`);
+
+    const preState = await this.regen.getStateAtSlot(parentHex, block.slot);
+    if (!preState) throw new BlockError("PARENT_UNKNOWN", `no state for parent ${parentHex}`);
+    const {postState, indexedAttestations, executionBlockHash} = await verifyBlock(this.config, preState, signedBlock, this.engine, trusted);
+
+    if (!trusted) await this.db.batch([this.db.blocks.putOp(blockRoot, signedBlock), this.db.hotBlocks.putOp(block.slot, blockRoot)]);
+    this.stateCache.add(rootHex, postState);
+
+    const currentSlot = this.currentSlot();
+    const isTimely = !trusted && block.slot === currentSlot && this.clock.msIntoSlot(block.slot) < (this.config.SECONDS_PER_SLOT * 1000) / 3;
+    this.forkChoice.onTick(Math.max(currentSlot, block.slot));
+    this.forkChoice.onBlock(toProtoBlock(block, rootHex, postState, executionBlockHash), {isTimely});
+    const targetEpoch = (data: phase0.AttestationData) => data.target.epoch;
+    for (const indexed of indexedAttestations) {
+      const root = toRootHex(indexed.data.beaconBlockRoot);
+      for (const index of indexed.attestingIndices) this.forkChoice.onAttestation(index, root, targetEpoch(indexed.data));
+    }
+    for (const slashing of block.body.attesterSlashings) {
+      const a = new Set(slashing.attestation1.attestingIndices);
+      this.forkChoice.onAttesterSlashing(slashing.attestation2.attestingIndices.filter((i) => a.has(i)));
+    }
+
+    this.emitter.emit("block", {slot: block.slot, block: blockRoot});
+    const oldFinalized = finalized;
+    const newHead = this.recomputeHead();
+    const newFinalized = this.forkChoice.getFinalizedCheckpoint();
+    if (newFinalized.epoch > oldFinalized.epoch) await this.onFinalized(newFinalized);
+    if (!trusted) {
+      log.info({slot: block.slot, root: rootHex, proposer: block.proposerIndex, attestations: block.body.attestations.length, head: newHead.blockRoot === rootHex}, "imported block");
+    }
+    return {blockRoot, slot: block.slot, isHead: newHead.blockRoot === rootHex};
+  }
+
+  /** Runs fork choice and, if the head moved, records it, emits head (and chain_reorg) and tells the engine. */
+  private recomputeHead(): ProtoBlock {
+    const oldHead = this.head;
+    const newHead = this.forkChoice.updateHead();
+    if (newHead.blockRoot === oldHead.blockRoot) return newHead;
+    this.head = newHead;
+    this.stateCache.setPinned([newHead.blockRoot, this.forkChoice.getFinalizedCheckpoint().root, this.forkChoice.getJustifiedCheckpoint().root]);
+    const epoch = computeEpochAtSlot(newHead.slot);
+    const dependentRoot = (e: number) => {
+      const slot = computeStartSlotAtEpoch(e) - 1;
+      return slot < 0 || slot < this.anchorSlot ? fromHex(this.forkChoice.getFinalizedCheckpoint().root) : fromHex(this.forkChoice.getAncestor(newHead.blockRoot, slot) ?? newHead.blockRoot);
+    };
+    this.emitter.emit("head", {
+      slot: newHead.slot,
+      block: fromHex(newHead.blockRoot),
+      state: fromHex(newHead.stateRoot),
+      epochTransition: computeEpochAtSlot(oldHead.slot) !== epoch,
+      previousDutyDependentRoot: dependentRoot(epoch - 1),
+      currentDutyDependentRoot: dependentRoot(epoch),
+    });
+    if (newHead.parentRoot !== oldHead.blockRoot && this.forkChoice.hasBlock(oldHead.blockRoot) && !this.forkChoice.isDescendant(oldHead.blockRoot, newHead.blockRoot)) {
+      const common = this.commonAncestorSlot(oldHead.blockRoot, newHead.blockRoot);
+      const depth = oldHead.slot - common;
+      log.warn({depth, oldHead: oldHead.blockRoot, newHead: newHead.blockRoot}, "chain reorg");
+      this.emitter.emit("chain_reorg", {
+        slot: newHead.slot,
+        depth,
+        oldHeadBlock: fromHex(oldHead.blockRoot),
+        newHeadBlock: fromHex(newHead.blockRoot),
+        oldHeadState: fromHex(oldHead.stateRoot),
+        newHeadState: fromHex(newHead.stateRoot),
+        epoch,
+      });
+    }
+    void this.db.chainMeta.headRoot.put(fromHex(newHead.blockRoot)).catch((e: Error) => log.error({err: e.message}, "could not store head root"));
+    if (newHead.executionBlockHash) {
+      const finalizedHash = this.forkChoice.getBlock(this.forkChoice.getFinalizedCheckpoint().root)?.executionBlockHash ?? null;
+      const zero = new Uint8Array(32);
+      void this.engine.notifyForkchoiceUpdate(fromHex(newHead.executionBlockHash), finalizedHash ? fromHex(finalizedHash) : zero, finalizedHash ? fromHex(finalizedHash) : zero);
+    }
+    return newHead;
+  }
+
+  private commonAncestorSlot(a: string, b: string): number {
+    const onA = new Set<string>();
+    for (const node of this.forkChoice.iterateAncestors(a)) onA.add(node.blockRoot);
+    for (const node of this.forkChoice.iterateAncestors(b)) if (onA.has(node.blockRoot)) return node.slot;
+    return this.anchorSlot;
+  }
+
+  private async onFinalized(checkpoint: CheckpointHex): Promise<void> {
+    const finalizedState = await this.regen.getPostState(checkpoint.root);
+    const canonical = [...this.forkChoice.iterateAncestors(checkpoint.root)].map((n) => ({slot: n.slot, root: fromHex(n.blockRoot)}));
+    const removed = this.forkChoice.prune();
+    const removedRoots = new Set(removed.map((n) => n.blockRoot));
+    const abandoned = removed.filter((n) => !canonical.some((c) => toRootHex(c.root) === n.blockRoot)).map((n) => fromHex(n.blockRoot));
+    this.anchorSlot = this.forkChoice.getBlock(checkpoint.root)?.slot ?? this.anchorSlot;
+    this.stateCache.retain((key) => !removedRoots.has(key.split("@")[0]));
+    if (finalizedState) {
+      await this.archiver.onFinalized(checkpoint, finalizedState, canonical, removed, abandoned, this.forkChoice.getJustifiedCheckpoint());
+    }
+    this.emitter.emit("finalized_checkpoint", {block: fromHex(checkpoint.root), state: finalizedState ? finalizedState.hashTreeRoot() : new Uint8Array(32), epoch: checkpoint.epoch});
+    log.info({epoch: checkpoint.epoch, root: checkpoint.root}, "finalized");
+  }
+
+  private onSlot(slot: number): void {
+    this.forkChoice.onTick(slot);
+    this.recomputeHead();
+    this.pools.prune(slot);
+  }
+
+  private justifiedBalances(checkpoint: CheckpointHex): number[] {
+    const slot = computeStartSlotAtEpoch(checkpoint.epoch);
+    let state = this.stateCache.get(advancedStateKey(checkpoint.root, slot)) ?? this.stateCache.get(checkpoint.root);
+    if (state && state.slot < slot) state = this.regen.advance(checkpoint.root, state, slot);
+    if (!state) {
+      log.warn({checkpoint}, "justified state not cached; using the head state's balances");
+      state = this.getHeadState();
+    }
+    return Array.from(getEffectiveBalanceIncrementsZeroInactive(state));
+  }
+
+}

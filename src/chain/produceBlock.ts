@@ -1,0 +1,91 @@
+import type {BeaconConfig} from "@lodestar/config";
+import {ForkSeq} from "@lodestar/params";
+import {
+  type CachedBeaconStateAllForks,
+  type CachedBeaconStateCapella,
+  type CachedBeaconStateExecutions,
+  computeEpochAtSlot,
+  computeTimeAtSlot,
+  getExpectedWithdrawals,
+  getRandaoMix,
+  stateTransition,
+} from "@lodestar/state-transition";
+import type {BeaconBlock, Root} from "@lodestar/types";
+import type {ExecutionEngine} from "../execution/engine.ts";
+import type {OperationPools} from "../pools/index.ts";
+import type {ProduceBlockArgs, ProducedBlock} from "./interface.ts";
+import {TRUSTED_TRANSITION} from "./regen.ts";
+
+export interface ProduceBlockDeps {
+  config: BeaconConfig;
+  engine: ExecutionEngine;
+  pools: OperationPools;
+  defaultGraffiti: () => Uint8Array;
+  feeRecipientOf: (validatorIndex: number) => Uint8Array;
+}
+
+/**
+ * Builds an unsigned block on `preState` (the parent's post-state advanced to `args.slot`):
+ * operations from the pools, a payload from the execution engine, and the state root the
+ * block yields.
+ */
+export async function produceBlock(
+  deps: ProduceBlockDeps,
+  preState: CachedBeaconStateAllForks,
+  parentRoot: Root,
+  args: ProduceBlockArgs
+): Promise<ProducedBlock> {
+  const {config, pools, engine} = deps;
+  const {slot} = args;
+  const fork = config.getForkName(slot);
+  const forkSeq = ForkSeq[fork];
+  const proposerIndex = preState.epochCtx.getBeaconProposer(slot);
+  const ops = pools.opPool.getForBlock(preState);
+
+  const body: Record<string, unknown> = {
+    randaoReveal: args.randaoReveal,
+    // No deposit contract on the dev chain: the eth1 vote stays what the state has.
+    eth1Data: preState.eth1Data.toValue(),
+    graffiti: args.graffiti ?? deps.defaultGraffiti(),
+    proposerSlashings: ops.proposerSlashings,
+    attesterSlashings: ops.attesterSlashings,
+    attestations: pools.attestations.getAttestationsForBlock(preState),
+    deposits: [],
+    voluntaryExits: ops.voluntaryExits,
+  };
+  if (forkSeq >= ForkSeq.altair) {
+    body.syncAggregate = pools.syncCommittee.getSyncAggregate(slot, parentRoot);
+  }
+  let executionPayloadValue = 0n;
+  if (forkSeq >= ForkSeq.bellatrix) {
+    const state = preState as CachedBeaconStateExecutions;
+    const header = state.latestExecutionPayloadHeader;
+    const built = await engine.buildPayload(
+      fork,
+      {blockHash: header.blockHash, blockNumber: header.blockNumber, gasLimit: header.gasLimit},
+      {
+        timestamp: computeTimeAtSlot(config, slot, preState.genesisTime),
+        prevRandao: getRandaoMix(preState, computeEpochAtSlot(slot)),
+        suggestedFeeRecipient: args.feeRecipient ?? deps.feeRecipientOf(proposerIndex),
+        withdrawals: forkSeq >= ForkSeq.capella ? getExpectedWithdrawals(forkSeq, preState as CachedBeaconStateCapella).expectedWithdrawals : undefined,
+        parentBeaconBlockRoot: forkSeq >= ForkSeq.deneb ? parentRoot : undefined,
+      }
+    );
+    body.executionPayload = built.payload;
+    executionPayloadValue = built.blockValue;
+    if (forkSeq >= ForkSeq.capella) body.blsToExecutionChanges = ops.blsToExecutionChanges;
+    if (forkSeq >= ForkSeq.deneb) body.blobKzgCommitments = [];
+    if (forkSeq >= ForkSeq.electra) body.executionRequests = built.executionRequests;
+  }
+
+  const block = {slot, proposerIndex, parentRoot, stateRoot: new Uint8Array(32), body} as unknown as BeaconBlock;
+  const postState = stateTransition(
+    preState,
+    {message: block, signature: new Uint8Array(96)} as never,
+    TRUSTED_TRANSITION
+  );
+  block.stateRoot = postState.hashTreeRoot();
+  const rewards = postState.proposerRewards;
+  const consensusBlockValue = BigInt(rewards.attestations + rewards.syncAggregate + rewards.slashing);
+  return {block, fork, executionPayloadValue, consensusBlockValue};
+}

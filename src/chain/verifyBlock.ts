@@ -1,0 +1,89 @@
+import type {BeaconConfig} from "@lodestar/config";
+import {ForkSeq} from "@lodestar/params";
+import {
+  type CachedBeaconStateAllForks,
+  DataAvailabilityStatus,
+  ExecutionPayloadStatus,
+  getBlockSignatureSets,
+  isExecutionEnabled,
+  stateTransition,
+} from "@lodestar/state-transition";
+import type {ExecutionPayload, IndexedAttestation, SignedBeaconBlock, bellatrix} from "@lodestar/types";
+import {verifySignatureSetsBatch} from "../bls/verifySets.ts";
+import type {ExecutionEngine} from "../execution/engine.ts";
+import {BlockError} from "./interface.ts";
+import {toHex} from "@lodestar/utils";
+
+export interface VerifiedBlock {
+  postState: CachedBeaconStateAllForks;
+  indexedAttestations: IndexedAttestation[];
+  executionBlockHash: Uint8Array | null;
+}
+
+/**
+ * Everything that decides whether a block is valid, given its pre-state (the parent's
+ * post-state advanced to the block's slot): proposer, every signature (one batch), the
+ * execution payload (asked of the engine), the state transition and the state root.
+ * `trusted` skips the signature and payload checks for blocks read back from our own store.
+ */
+export async function verifyBlock(
+  config: BeaconConfig,
+  preState: CachedBeaconStateAllForks,
+  signedBlock: SignedBeaconBlock,
+  engine: ExecutionEngine,
+  trusted = false
+): Promise<VerifiedBlock> {
+  const block = signedBlock.message;
+  const fork = config.getForkName(block.slot);
+  const expectedProposer = preState.epochCtx.getBeaconProposer(block.slot);
+  if (block.proposerIndex !== expectedProposer) {
+    throw new BlockError("INCORRECT_PROPOSER", `proposer ${block.proposerIndex} is not the proposer of slot ${block.slot} (${expectedProposer})`);
+  }
+
+  let indexedAttestations: IndexedAttestation[];
+  try {
+    indexedAttestations = block.body.attestations.map((att) => preState.epochCtx.getIndexedAttestation(ForkSeq[fork], att as never));
+  } catch (e) {
+    throw new BlockError("STATE_TRANSITION_FAILED", `invalid attestation: ${(e as Error).message}`);
+  }
+
+  if (!trusted) {
+    const sets = getBlockSignatureSets(preState.config, preState.epochCtx.currentSyncCommitteeIndexed, preState as never, signedBlock, indexedAttestations);
+    if (!verifySignatureSetsBatch(sets, preState.epochCtx.pubkeyCache)) {
+      throw new BlockError("INVALID_SIGNATURE", `a signature in block at slot ${block.slot} does not verify`);
+    }
+  }
+
+  let executionPayloadStatus = ExecutionPayloadStatus.preMerge;
+  let executionBlockHash: Uint8Array | null = null;
+  if (ForkSeq[fork] >= ForkSeq.bellatrix && isExecutionEnabled(preState as never, block as never)) {
+    const payload = (block as bellatrix.BeaconBlock).body.executionPayload as ExecutionPayload;
+    executionBlockHash = payload.blockHash;
+    if (!trusted) {
+      const validity = await engine.notifyNewPayload(fork, payload);
+      if (validity === "INVALID") {
+        throw new BlockError("INVALID_EXECUTION_PAYLOAD", `execution payload ${toHex(payload.blockHash)} is invalid`);
+      }
+    }
+    executionPayloadStatus = ExecutionPayloadStatus.valid;
+  }
+
+  let postState: CachedBeaconStateAllForks;
+  try {
+    postState = stateTransition(preState, signedBlock, {
+      verifyStateRoot: false,
+      verifyProposer: false,
+      verifySignatures: false,
+      executionPayloadStatus,
+      dataAvailabilityStatus: DataAvailabilityStatus.Available,
+      dontTransferCache: true,
+    });
+  } catch (e) {
+    throw new BlockError("STATE_TRANSITION_FAILED", (e as Error).message);
+  }
+  const stateRoot = postState.hashTreeRoot();
+  if (!Buffer.from(stateRoot).equals(block.stateRoot)) {
+    throw new BlockError("INVALID_STATE_ROOT", `block says state root ${toHex(block.stateRoot)}, the transition gives ${toHex(stateRoot)}`);
+  }
+  return {postState, indexedAttestations, executionBlockHash};
+}

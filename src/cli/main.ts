@@ -1,0 +1,82 @@
+import {NODE_HELP, VALIDATOR_HELP, UsageError, parseNodeOptions, parseValidatorOptions, graffitiBytes} from "./options.ts";
+
+const USAGE = `Usage: beacon-gateway <command> [options]
+
+Commands:
+  node        run the beacon node (see: beacon-gateway node --help)
+  validator   run interop validators against a beacon node's REST API (see: beacon-gateway validator --help)
+`;
+
+/** Runs a command; resolves to the process exit code once it has stopped. */
+export async function main(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  try {
+    if (command === "node") return await runNode(rest);
+    if (command === "validator") return await runValidator(rest);
+    if (command === "--help" || command === "-h" || command === undefined) {
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    }
+    throw new UsageError(`unknown command "${command}" (node, validator)`);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`beacon-gateway: ${e.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`beacon-gateway: ${(e as Error).stack ?? String(e)}\n`);
+    return 1;
+  }
+}
+
+async function fetchPresetBase(beaconNode: string): Promise<string> {
+  const url = new URL("/eth/v1/config/spec", beaconNode);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(url);
+      const body = (await res.json()) as {data?: {PRESET_BASE?: string}};
+      const preset = body.data?.PRESET_BASE;
+      if (preset === "minimal" || preset === "mainnet") return preset;
+      throw new Error(`the beacon node's spec has PRESET_BASE ${JSON.stringify(preset)}`);
+    } catch (e) {
+      if (attempt >= 30) throw new Error(`cannot read the preset from ${url}: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+/** Resolves when SIGINT or SIGTERM arrives. */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+}
+
+async function runNode(args: string[]): Promise<number> {
+  const opts = parseNodeOptions(args);
+  if (opts === "help") {
+    process.stdout.write(NODE_HELP);
+    return 0;
+  }
+  const {startNode} = await import("../node.ts");
+  const node = await startNode(opts);
+  await untilSignal();
+  await node.stop();
+  return 0;
+}
+
+async function runValidator(args: string[]): Promise<number> {
+  const opts = parseValidatorOptions(args);
+  if (opts === "help") {
+    process.stdout.write(VALIDATOR_HELP);
+    return 0;
+  }
+  // The preset must be fixed before lodestar loads: take the beacon node's.
+  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
+  const {startStandaloneValidator} = await import("../validator/standalone.ts");
+  const graffiti = opts.graffiti !== undefined ? graffitiBytes(opts.graffiti) : undefined;
+  const validator = await startStandaloneValidator(opts, graffiti);
+  await untilSignal();
+  await validator.stop();
+  return 0;
+}

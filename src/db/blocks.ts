@@ -1,0 +1,67 @@
+import type {ChainForkConfig} from "@lodestar/config";
+import type {Root, SignedBeaconBlock, Slot} from "@lodestar/types";
+import {Bucket} from "./buckets.ts";
+import {readUint64LE} from "./keys.ts";
+import {type DbOp, type LevelDb, Repository} from "./repository.ts";
+
+/** SignedBeaconBlock SSZ: 4-byte offset of `message`, 96-byte signature, then the message; its first field is the slot. */
+const SIGNED_BLOCK_SLOT_OFFSET = 4 + 96;
+
+/** The slot of a serialized SignedBeaconBlock, read without deserializing it. */
+export function slotOfSignedBlockBytes(bytes: Uint8Array): Slot {
+  return readUint64LE(bytes, SIGNED_BLOCK_SLOT_OFFSET);
+}
+
+/** Blocks by block root (hash tree root of the BeaconBlock), stored as SignedBeaconBlock SSZ. */
+export class BlockRepository extends Repository {
+  private readonly config: ChainForkConfig;
+
+  constructor(db: LevelDb, config: ChainForkConfig) {
+    super(db, Bucket.block);
+    this.config = config;
+  }
+
+  async get(blockRoot: Root): Promise<SignedBeaconBlock | null> {
+    const bytes = await this.getBytes(blockRoot);
+    return bytes ? this.deserialize(bytes) : null;
+  }
+
+  getBytes(blockRoot: Root): Promise<Uint8Array | null> {
+    return this.getRaw(blockRoot);
+  }
+
+  has(blockRoot: Root): Promise<boolean> {
+    return this.hasRaw(blockRoot);
+  }
+
+  put(blockRoot: Root, block: SignedBeaconBlock): Promise<void> {
+    return this.write([this.putOp(blockRoot, block)]);
+  }
+
+  putOp(blockRoot: Root, block: SignedBeaconBlock): DbOp {
+    return this.putBytesOp(blockRoot, this.serialize(block));
+  }
+
+  /** For callers that already hold the SSZ bytes (e.g. a block received as SSZ). */
+  putBytesOp(blockRoot: Root, bytes: Uint8Array): DbOp {
+    return this.putRawOp(blockRoot, bytes);
+  }
+
+  deleteOp(blockRoot: Root): DbOp {
+    return this.deleteRawOp(blockRoot);
+  }
+
+  /** Deletes these blocks in one batch (abandoned forks after finalization). */
+  deleteMany(blockRoots: readonly Root[]): Promise<void> {
+    return this.write(blockRoots.map((root) => this.deleteOp(root)));
+  }
+
+  serialize(block: SignedBeaconBlock): Uint8Array {
+    return this.config.getForkTypes(block.message.slot).SignedBeaconBlock.serialize(block as never);
+  }
+
+  /** SSZ bytes to a block of the fork active at the slot written in the bytes. */
+  deserialize(bytes: Uint8Array): SignedBeaconBlock {
+    return this.config.getForkTypes(slotOfSignedBlockBytes(bytes)).SignedBeaconBlock.deserialize(bytes);
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * The bucket table of the node's LevelDB. Every key starts with one byte naming its bucket.
+ *
+ * Rules: a number, once used, is never given to another kind of data. When a bucket is retired,
+ * delete its line below and add it to the "retired" list, so old data dirs never get misread.
+ */
+export const Bucket = {
+  /** small named values (genesis, checkpoints, head, graffiti, chain fingerprint): name (utf8) → value */
+  chainMeta: 1,
+  /** block root (32) → SignedBeaconBlock (SSZ) */
+  block: 2,
+  /** slot (u64 BE) → block root (32), canonical finalized chain */
+  canonicalBlockRoot: 3,
+  /** slot (u64 BE) → finalized BeaconState (SSZ) */
+  stateArchive: 4,
+  /** state root (32) → slot (u64 BE) of an archived state */
+  stateRootIndex: 5,
+  /** slot (u64 BE) ‖ block root (32) → nothing: blocks not yet finalized, re-imported at start-up */
+  hotBlock: 6,
+} as const;
+
+export type Bucket = (typeof Bucket)[keyof typeof Bucket];
+
+/*
+ * Retired bucket numbers (never reuse):
+ *   0 — reserved, never used (keeps an all-zero key from meaning anything)
+ */

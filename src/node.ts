@@ -1,0 +1,87 @@
+import {SLOTS_PER_EPOCH} from "@lodestar/params";
+import {join} from "node:path";
+import {mkdirSync} from "node:fs";
+import {Clock} from "./clock/clock.ts";
+import {devChainConfig} from "./config/chainConfig.ts";
+import {BeaconDb} from "./db/beaconDb.ts";
+import {MockExecutionEngine} from "./execution/mockEngine.ts";
+import {initChain} from "./chain/init.ts";
+import type {BeaconChain} from "./chain/beaconChain.ts";
+import {getLogger, initLogging} from "./log.ts";
+import {graffitiBytes, type NodeOptions} from "./cli/options.ts";
+import {NodeSettings} from "./nodeSettings.ts";
+import {startRestServer} from "./api/server/index.ts";
+import {createInProcessClient} from "./api/client.ts";
+import {createValidatorBeaconApi} from "./api/validatorApi.ts";
+import {startValidatorClient} from "./validator/index.ts";
+import type {ApiContext} from "./api/impl/context.ts";
+import {VERSION} from "./version.ts";
+
+/** How soon after the first start the dev genesis happens, so the node is ready for slot 1. */
+const GENESIS_DELAY_SECONDS = 3;
+
+export interface RunningNode {
+  chain: BeaconChain;
+  restPort: number | null;
+  stop(): Promise<void>;
+}
+
+/** The composition root: builds and starts the modules in order, and stops them in reverse. */
+export async function startNode(opts: NodeOptions): Promise<RunningNode> {
+  initLogging({directive: opts.logLevel, format: opts.logFormat});
+  const log = getLogger("node");
+  log.info({version: VERSION, network: opts.network, preset: opts.preset, dataDir: opts.dataDir}, "starting beacon-gateway");
+  mkdirSync(opts.dataDir, {recursive: true});
+
+  const chainConfig = devChainConfig({secondsPerSlot: opts.secondsPerSlot, genesisFork: opts.genesisFork, forkEpochs: opts.forkEpochs});
+  const db = await BeaconDb.open(join(opts.dataDir, "beacon"), chainConfig);
+  const settings = await NodeSettings.load(db, opts.graffiti !== undefined ? graffitiBytes(opts.graffiti) : undefined);
+  const engine = new MockExecutionEngine();
+  let clock: Clock | null = null;
+  const chain = await initChain(
+    chainConfig,
+    db,
+    engine,
+    (genesisTime) => (clock = new Clock(genesisTime, opts.secondsPerSlot, SLOTS_PER_EPOCH)),
+    {
+      validatorCount: opts.validators,
+      genesisTime: opts.genesisTime ?? Math.floor(Date.now() / 1000) + GENESIS_DELAY_SECONDS,
+      requestedGenesisTime: opts.genesisTime,
+    },
+    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index)}
+  );
+  clock!.start();
+
+  const ctx: ApiContext = {chain, pools: chain.pools, node: settings.apiView(VERSION)};
+  const rest = opts.rest
+    ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin}, ctx)
+    : null;
+  if (rest) log.info({address: opts.restAddress, port: rest.port}, "REST API listening");
+
+  const validator =
+    opts.devValidators.length > 0
+      ? await startValidatorClient({
+          api: createValidatorBeaconApi(createInProcessClient(ctx)),
+          indices: opts.devValidators,
+          dataDir: join(opts.dataDir, "validator"),
+        })
+      : null;
+
+  let stopping: Promise<void> | null = null;
+  return {
+    chain,
+    restPort: rest?.port ?? null,
+    stop() {
+      stopping ??= (async () => {
+        log.info("stopping");
+        await validator?.stop();
+        await rest?.close();
+        clock!.stop();
+        await chain.close();
+        await db.close();
+        log.info("stopped");
+      })();
+      return stopping;
+    },
+  };
+}

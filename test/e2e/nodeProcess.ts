@@ -1,0 +1,96 @@
+import {spawn, type ChildProcess} from "node:child_process";
+import {mkdtempSync, rmSync} from "node:fs";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {fileURLToPath} from "node:url";
+
+const BIN = fileURLToPath(new URL("../../bin/beacon-gateway.js", import.meta.url));
+
+export interface LogLine {
+  level: number;
+  topic?: string;
+  msg: string;
+  [key: string]: unknown;
+}
+
+/**
+ * A beacon-gateway process started from the command line, as a user would, with JSON logs
+ * captured so tests can wait for what it reports.
+ */
+export class NodeProcess {
+  readonly logs: LogLine[] = [];
+  readonly stderr: string[] = [];
+  readonly proc: ChildProcess;
+  private waiters: Array<() => void> = [];
+  readonly exited: Promise<{code: number | null; signal: NodeJS.Signals | null}>;
+
+  constructor(args: string[], env: Record<string, string> = {}) {
+    this.proc = spawn(process.execPath, [BIN, ...args, "--log-format", "json"], {
+      env: {...process.env, ...env},
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let buffer = "";
+    this.proc.stdout!.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        try {
+          this.logs.push(JSON.parse(line));
+        } catch {
+          this.logs.push({level: 30, msg: line});
+        }
+        for (const wake of this.waiters.splice(0)) wake();
+      }
+    });
+    this.proc.stderr!.on("data", (chunk: Buffer) => this.stderr.push(chunk.toString()));
+    this.exited = new Promise((resolve) => this.proc.on("exit", (code, signal) => {
+      for (const wake of this.waiters.splice(0)) wake();
+      resolve({code, signal});
+    }));
+  }
+
+  /** Resolves with the first log line (past or future) that matches; rejects on timeout or exit. */
+  async waitForLog(match: (line: LogLine) => boolean, timeoutMs: number, what = "log line"): Promise<LogLine> {
+    const deadline = Date.now() + timeoutMs;
+    let seen = 0;
+    for (;;) {
+      for (; seen < this.logs.length; seen++) if (match(this.logs[seen])) return this.logs[seen];
+      if (this.proc.exitCode !== null || this.proc.signalCode !== null) {
+        throw new Error(`node exited (${this.proc.exitCode ?? this.proc.signalCode}) before ${what}; stderr: ${this.stderr.join("").slice(-2000)}`);
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; last lines: ${JSON.stringify(this.logs.slice(-5))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** The REST port the node reported once it listens. */
+  async restUrl(timeoutMs = 60_000): Promise<string> {
+    const line = await this.waitForLog((l) => l.msg === "REST API listening", timeoutMs, "REST API to listen");
+    return `http://127.0.0.1:${line.port}`;
+  }
+
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<{code: number | null; signal: NodeJS.Signals | null}> {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(signal);
+    return this.exited;
+  }
+}
+
+export async function getJson<T = any>(base: string, path: string): Promise<{status: number; body: T}> {
+  const res = await fetch(base + path);
+  const text = await res.text();
+  return {status: res.status, body: text ? JSON.parse(text) : undefined};
+}
+
+export function tempDataDir(name: string): {dir: string; remove(): void} {
+  const dir = mkdtempSync(join(tmpdir(), `bg-${name}-`));
+  return {dir, remove: () => rmSync(dir, {recursive: true, force: true})};
+}
