@@ -1,0 +1,208 @@
+import {BitArray} from "@chainsafe/ssz";
+import {type ForkName, isForkPostElectra, SLOTS_PER_EPOCH} from "@lodestar/params";
+import {computeEpochAtSlot, isAggregatorFromCommitteeLength} from "@lodestar/state-transition";
+import {ssz} from "@lodestar/types";
+import type {AggregateAndProof, Attestation, BLSSignature, SignedAggregateAndProof, Slot, electra, phase0} from "@lodestar/types";
+import {byteArrayEquals, toHex} from "@lodestar/utils";
+import type {AttesterDuty} from "./beaconApi.ts";
+import {errorMessage, forEachSettled, type ValidatorContext} from "./context.ts";
+
+/** An attester duty with its aggregation selection, computed once when the duty arrives. */
+interface ScheduledDuty extends AttesterDuty {
+  selectionProof: BLSSignature;
+  isAggregator: boolean;
+}
+
+interface EpochDuties {
+  dependentRoot: string;
+  duties: ScheduledDuty[];
+  /** Whether prepareBeaconCommitteeSubnet went through; retried at the next poll if not. */
+  subscribed: boolean;
+}
+
+/**
+ * Attestations and their aggregation (phase0/electra validator.md).
+ *
+ * Duties are kept for the current and next epoch. The next epoch's duties are re-fetched at
+ * every slot: their dependent root is the last block of the current epoch's predecessor, so
+ * a re-org there shows up as a new dependent root, upon which the selection proofs are
+ * recomputed and the subnets prepared again.
+ */
+export class AttesterService {
+  private readonly ctx: ValidatorContext;
+  private readonly byEpoch = new Map<number, EpochDuties>();
+  private readonly fetching = new Map<number, Promise<EpochDuties | undefined>>();
+  /** Attestation data signed at a slot per committee index, for that slot's aggregation. */
+  private readonly signedData = new Map<Slot, Map<number, phase0.AttestationData>>();
+
+  constructor(ctx: ValidatorContext) {
+    this.ctx = ctx;
+  }
+
+  /** Each slot: fetch the epoch's duties if unknown, re-fetch the next epoch's; forget older epochs. */
+  async pollDuties(epoch: number): Promise<void> {
+    for (const known of this.byEpoch.keys()) if (known < epoch) this.byEpoch.delete(known);
+    await Promise.all([this.byEpoch.has(epoch) ? undefined : this.fetch(epoch), this.fetch(epoch + 1)]);
+  }
+
+  /** Forgets every duty (the set of our indices changed); they are fetched again when next needed. */
+  invalidate(): void {
+    this.byEpoch.clear();
+  }
+
+  /** At the attestation deadline of `slot`: sign and submit the attestations of our duties at `slot`. */
+  async attest(slot: Slot): Promise<void> {
+    const {api, config, signer, log} = this.ctx;
+    const duties = await this.dutiesAt(slot);
+    if (duties.length === 0) return;
+    const fork = config.getForkName(slot);
+    const postElectra = isForkPostElectra(fork);
+    // From electra on the data carries index 0 whatever the committee: one request serves all.
+    const dataKey = (duty: AttesterDuty): number => (postElectra ? 0 : duty.committeeIndex);
+    const dataByKey = new Map<number, phase0.AttestationData>();
+    await forEachSettled(
+      [...new Set(duties.map(dataKey))],
+      async (committeeIndex) => {
+        const data = await api.produceAttestationData(committeeIndex, slot);
+        checkAttestationData(data, slot, committeeIndex);
+        dataByKey.set(committeeIndex, data);
+      },
+      (committeeIndex, err) => log.error({slot, committeeIndex, error: errorMessage(err)}, "Failed to produce attestation data")
+    );
+
+    const attestations: (phase0.Attestation | electra.SingleAttestation)[] = [];
+    const signedAtSlot = new Map<number, phase0.AttestationData>();
+    await forEachSettled(
+      duties,
+      async (duty) => {
+        const data = dataByKey.get(dataKey(duty));
+        if (!data) return;
+        const signature = await signer.signAttestationData(duty.pubkey, data);
+        signedAtSlot.set(duty.committeeIndex, data);
+        attestations.push(
+          postElectra
+            ? {committeeIndex: duty.committeeIndex, attesterIndex: duty.validatorIndex, data, signature}
+            : {aggregationBits: BitArray.fromSingleBit(duty.committeeLength, duty.validatorCommitteeIndex), data, signature}
+        );
+      },
+      (duty, err) => log.error({slot, validatorIndex: duty.validatorIndex, error: errorMessage(err)}, "Attestation refused or failed")
+    );
+    this.signedData.set(slot, signedAtSlot);
+    for (const old of this.signedData.keys()) if (old < slot - SLOTS_PER_EPOCH) this.signedData.delete(old);
+    if (attestations.length === 0) return;
+    await api.submitAttestations(attestations, fork);
+    log.info({slot, count: attestations.length}, "Published attestations");
+  }
+
+  /** At the aggregation deadline of `slot`: aggregate for the committees where one of ours was selected. */
+  async aggregate(slot: Slot): Promise<void> {
+    const {api, signer, log} = this.ctx;
+    const aggregators = (this.byEpoch.get(computeEpochAtSlot(slot))?.duties ?? []).filter((d) => d.slot === slot && d.isAggregator);
+    const signedAtSlot = this.signedData.get(slot);
+    this.signedData.delete(slot);
+    if (aggregators.length === 0 || !signedAtSlot) return;
+
+    const signed: SignedAggregateAndProof[] = [];
+    let fork: ForkName | undefined;
+    const committees = [...new Set(aggregators.map((d) => d.committeeIndex))].filter((ci) => signedAtSlot.has(ci));
+    await forEachSettled(
+      committees,
+      async (committeeIndex) => {
+        const dataRoot = ssz.phase0.AttestationData.hashTreeRoot(signedAtSlot.get(committeeIndex)!);
+        const result = await api.getAggregatedAttestation(dataRoot, slot, committeeIndex);
+        checkAggregate(result.attestation, dataRoot, committeeIndex);
+        fork = result.fork;
+        for (const duty of aggregators.filter((d) => d.committeeIndex === committeeIndex)) {
+          const message = {aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof} as AggregateAndProof;
+          signed.push(signer.signAggregateAndProof(duty.pubkey, message));
+        }
+      },
+      (committeeIndex, err) => log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
+    );
+    if (signed.length === 0 || fork === undefined) return;
+    await api.publishAggregateAndProofs(signed, fork);
+    log.info({slot, count: signed.length}, "Published aggregates");
+  }
+
+  private async dutiesAt(slot: Slot): Promise<ScheduledDuty[]> {
+    const epoch = computeEpochAtSlot(slot);
+    const epochDuties = this.byEpoch.get(epoch) ?? (await this.fetch(epoch));
+    return epochDuties?.duties.filter((d) => d.slot === slot) ?? [];
+  }
+
+  /** Fetches an epoch's duties (one request at a time per epoch); failures are logged and give undefined. */
+  private fetch(epoch: number): Promise<EpochDuties | undefined> {
+    let pending = this.fetching.get(epoch);
+    if (!pending) {
+      pending = this.load(epoch)
+        .catch((err) => {
+          this.ctx.log.error({epoch, error: errorMessage(err)}, "Failed to fetch attester duties");
+          return this.byEpoch.get(epoch);
+        })
+        .finally(() => this.fetching.delete(epoch));
+      this.fetching.set(epoch, pending);
+    }
+    return pending;
+  }
+
+  private async load(epoch: number): Promise<EpochDuties | undefined> {
+    const {api, signer, validators, log} = this.ctx;
+    const indices = validators.indices;
+    if (indices.length === 0) return undefined;
+    const response = await api.getAttesterDuties(epoch, indices);
+    const dependentRoot = toHex(response.dependentRoot);
+    const known = this.byEpoch.get(epoch);
+    if (known?.dependentRoot === dependentRoot) {
+      if (!known.subscribed) await this.subscribe(epoch, known);
+      return known;
+    }
+    if (known) log.info({epoch, previous: known.dependentRoot, dependentRoot}, "Attester duties changed with their dependent root");
+
+    const duties = response.duties
+      .filter((d) => validators.owns(d.pubkey, d.validatorIndex))
+      .map((d): ScheduledDuty => {
+        const selectionProof = signer.signSelectionProof(d.pubkey, d.slot);
+        return {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
+      });
+    const epochDuties: EpochDuties = {dependentRoot, duties, subscribed: false};
+    this.byEpoch.set(epoch, epochDuties);
+    log.debug({epoch, duties: duties.length, aggregators: duties.filter((d) => d.isAggregator).length}, "Attester duties");
+    await this.subscribe(epoch, epochDuties);
+    return epochDuties;
+  }
+
+  /** Asks the node to join the subnets of the epoch's committees (and aggregate where we do); failures are logged. */
+  private async subscribe(epoch: number, epochDuties: EpochDuties): Promise<void> {
+    const {duties} = epochDuties;
+    try {
+      if (duties.length > 0) {
+        await this.ctx.api.prepareBeaconCommitteeSubnet(
+          duties.map((d) => ({validatorIndex: d.validatorIndex, committeeIndex: d.committeeIndex, committeesAtSlot: d.committeesAtSlot, slot: d.slot, isAggregator: d.isAggregator}))
+        );
+      }
+      epochDuties.subscribed = true;
+    } catch (err) {
+      this.ctx.log.error({epoch, error: errorMessage(err)}, "Failed to prepare beacon committee subnets");
+    }
+  }
+}
+
+/** The data must be for our slot, our committee (index 0 from electra on) and the slot's epoch. */
+function checkAttestationData(data: phase0.AttestationData, slot: Slot, committeeIndex: number): void {
+  if (data.slot !== slot || data.index !== committeeIndex) {
+    throw new Error(`beacon node returned attestation data for slot ${data.slot} index ${data.index}`);
+  }
+  if (data.target.epoch !== computeEpochAtSlot(slot) || data.source.epoch > data.target.epoch) {
+    throw new Error(`beacon node returned attestation data with source ${data.source.epoch} target ${data.target.epoch}`);
+  }
+}
+
+function checkAggregate(attestation: Attestation, dataRoot: Uint8Array, committeeIndex: number): void {
+  if (!byteArrayEquals(ssz.phase0.AttestationData.hashTreeRoot(attestation.data), dataRoot)) {
+    throw new Error("beacon node returned an aggregate of other attestation data");
+  }
+  const committeeBits = (attestation as electra.Attestation).committeeBits;
+  if (committeeBits !== undefined && !committeeBits.get(committeeIndex)) {
+    throw new Error(`beacon node returned an aggregate without committee ${committeeIndex}`);
+  }
+}

@@ -1,0 +1,36 @@
+import type {BeaconConfig} from "@lodestar/config";
+import type {TopicLogger} from "../log.ts";
+import type {ValidatorBeaconApi} from "./beaconApi.ts";
+import type {ValidatorSigner} from "./signer.ts";
+import type {ValidatorIndices} from "./validators.ts";
+
+/** What every duty service works with. */
+export interface ValidatorContext {
+  api: ValidatorBeaconApi;
+  config: BeaconConfig;
+  signer: ValidatorSigner;
+  validators: ValidatorIndices;
+  log: TopicLogger;
+}
+
+/** An error's message for a log line (stack traces stay out of the duty logs). */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Runs `task` on every item concurrently; a failing item is logged and does not stop the others. */
+export async function forEachSettled<T>(
+  items: T[],
+  task: (item: T) => Promise<void>,
+  onError: (item: T, err: unknown) => void
+): Promise<void> {
+  await Promise.all(
+    items.map(async (item) => {
+      try {
+        await task(item);
+      } catch (err) {
+        onError(item, err);
+      }
+    })
+  );
+}

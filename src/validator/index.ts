@@ -1,0 +1,165 @@
+import {mkdir} from "node:fs/promises";
+import {join} from "node:path";
+import {chainConfigFromJson, createBeaconConfig, type BeaconConfig} from "@lodestar/config";
+import {ForkSeq} from "@lodestar/params";
+import {computeEpochAtSlot} from "@lodestar/state-transition";
+import {byteArrayEquals, toHex} from "@lodestar/utils";
+import {getLogger} from "../log.ts";
+import {AttesterService} from "./attester.ts";
+import type {ValidatorBeaconApi} from "./beaconApi.ts";
+import {SlotClock} from "./clock.ts";
+import {errorMessage, type ValidatorContext} from "./context.ts";
+import {ProposerService} from "./proposer.ts";
+import {ValidatorSigner} from "./signer.ts";
+import {SlashingProtection} from "./slashingProtection.ts";
+import {SyncCommitteeService} from "./syncCommittee.ts";
+import {ValidatorIndices} from "./validators.ts";
+
+export interface ValidatorClientOptions {
+  api: ValidatorBeaconApi;
+  /** Interop (mock-genesis) key indices of the validators to run. */
+  indices: number[];
+  /** Data directory; slashing protection lives in its `slashing-protection` LevelDB. */
+  dataDir: string;
+  /** Graffiti for each block, asked at proposal time. */
+  graffiti?: () => Uint8Array | undefined;
+  /** Fee recipient announced with prepareBeaconProposer once per epoch (nothing is announced without one). */
+  feeRecipient?: Uint8Array;
+}
+
+export interface ValidatorClient {
+  /** Stops the clock, lets duties in flight settle (at most one slot) and closes the slashing protection store. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the validator client over the Beacon API: reads genesis and spec, opens slashing
+ * protection, resolves the keys' indices and runs the duties of every slot from the next
+ * slot start on. Throws only if genesis, spec or the slashing protection store are unusable.
+ */
+export async function startValidatorClient(opts: ValidatorClientOptions): Promise<ValidatorClient> {
+  const {api} = opts;
+  // Looked up here, not at import, so the directive the CLI installs at startup applies.
+  const log = getLogger("validator");
+  const genesis = await api.getGenesis();
+  const config = createBeaconConfig(chainConfigFromJson(await api.getSpec()), genesis.genesisValidatorsRoot);
+  if (!byteArrayEquals(config.GENESIS_FORK_VERSION, genesis.genesisForkVersion)) {
+    throw new Error(`beacon node genesis fork version ${toHex(genesis.genesisForkVersion)} differs from its spec's ${toHex(config.GENESIS_FORK_VERSION)}`);
+  }
+  const protectionDir = join(opts.dataDir, "slashing-protection");
+  await mkdir(protectionDir, {recursive: true});
+  const protection = await SlashingProtection.open(protectionDir);
+  const signer = ValidatorSigner.fromInteropIndices(config, opts.indices, protection);
+  const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices(signer.pubkeys), log};
+  const clock = new SlotClock(genesis.genesisTime, config.SLOT_DURATION_MS);
+  const loop = new DutyLoop(ctx, clock, opts);
+
+  log.info({validators: opts.indices.length, genesisTime: genesis.genesisTime, slotDurationMs: config.SLOT_DURATION_MS}, "Validator client started");
+  await loop.start();
+  return {
+    async stop() {
+      clock.stop();
+      await loop.settle(config.SLOT_DURATION_MS);
+      await protection.close();
+      log.info("Validator client stopped");
+    },
+  };
+}
+
+/** Runs each slot's duties at their deadlines; every task's failure is logged, none escapes. */
+class DutyLoop {
+  private readonly ctx: ValidatorContext;
+  private readonly config: BeaconConfig;
+  private readonly clock: SlotClock;
+  private readonly feeRecipient: Uint8Array | undefined;
+  private readonly proposer: ProposerService;
+  private readonly attester: AttesterService;
+  private readonly sync: SyncCommitteeService;
+  private readonly inFlight = new Set<Promise<void>>();
+  private lastEpoch: number | null = null;
+
+  constructor(ctx: ValidatorContext, clock: SlotClock, opts: ValidatorClientOptions) {
+    this.ctx = ctx;
+    this.config = ctx.config;
+    this.clock = clock;
+    this.feeRecipient = opts.feeRecipient;
+    this.proposer = new ProposerService(ctx, opts.graffiti);
+    this.attester = new AttesterService(ctx);
+    this.sync = new SyncCommitteeService(ctx);
+  }
+
+  /** Resolves the keys' indices, prepares the current epoch in the background, then follows the clock. */
+  async start(): Promise<void> {
+    const slot = Math.max(0, this.clock.currentSlot());
+    const epoch = computeEpochAtSlot(slot);
+    await this.resolveKeys(epoch);
+    this.lastEpoch = epoch;
+    this.run("epoch preparation", slot, () => this.onEpoch(epoch));
+    this.clock.start((s) => this.onSlot(s));
+  }
+
+  /** Waits for the tasks in flight, at most `timeoutMs`. */
+  async settle(timeoutMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.allSettled(this.inFlight), timeout]);
+    clearTimeout(timer);
+  }
+
+  private onSlot(slot: number): void {
+    const epoch = computeEpochAtSlot(slot);
+    const fork = this.config.getForkName(slot);
+    if (this.lastEpoch === null || epoch > this.lastEpoch) {
+      this.lastEpoch = epoch;
+      this.run("epoch preparation", slot, () => this.onEpoch(epoch));
+    }
+    this.run("block proposal", slot, () => this.proposer.onSlotStart(slot));
+    this.run("attester duties", slot, () => this.attester.pollDuties(epoch));
+    this.at(slot, this.config.getAttestationDueMs(fork), "attestation", () => this.attester.attest(slot));
+    this.at(slot, this.config.getAggregateDueMs(fork), "aggregation", () => this.attester.aggregate(slot));
+    if (this.config.getForkSeq(slot) >= ForkSeq.altair) {
+      this.at(slot, this.config.getSyncMessageDueMs(fork), "sync committee messages", () => this.sync.produceMessages(slot));
+      this.at(slot, this.config.getSyncContributionDueMs(fork), "sync committee contributions", () => this.sync.produceContributions(slot));
+    }
+  }
+
+  /** Once per epoch: resolve keys still unknown, sync committee duties, fee recipients. */
+  private async onEpoch(epoch: number): Promise<void> {
+    const {api, validators} = this.ctx;
+    await this.resolveKeys(epoch);
+    const tasks: Promise<void>[] = [this.sync.pollDuties(epoch)];
+    if (this.feeRecipient && validators.indices.length > 0) {
+      const feeRecipient = this.feeRecipient;
+      tasks.push(api.prepareBeaconProposer(validators.indices.map((validatorIndex) => ({validatorIndex, feeRecipient}))));
+    }
+    await Promise.all(tasks);
+  }
+
+  /** Asks the beacon node for the indices of keys not resolved yet; failures are logged. */
+  private async resolveKeys(epoch: number): Promise<void> {
+    const {api, validators, log} = this.ctx;
+    if (validators.allResolved) return;
+    try {
+      if ((await validators.resolve(api)) > 0) this.attester.invalidate();
+      if (!validators.allResolved) log.warn({epoch, known: validators.indices.length}, "Some validator keys are unknown to the beacon node");
+    } catch (err) {
+      log.error({epoch, error: errorMessage(err)}, "Failed to resolve validator indices");
+    }
+  }
+
+  private at(slot: number, offsetMs: number, what: string, task: () => Promise<void>): void {
+    this.clock.runAt(slot, offsetMs, () => this.run(what, slot, task));
+  }
+
+  private run(what: string, slot: number, task: () => Promise<void>): void {
+    const running = (async () => {
+      try {
+        await task();
+      } catch (err) {
+        this.ctx.log.error({slot, error: errorMessage(err)}, `${what} failed`);
+      }
+    })();
+    this.inFlight.add(running);
+    void running.finally(() => this.inFlight.delete(running));
+  }
+}

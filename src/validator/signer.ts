@@ -1,0 +1,117 @@
+import type {SecretKey} from "@chainsafe/blst";
+import type {Type} from "@chainsafe/ssz";
+import type {BeaconConfig} from "@lodestar/config";
+import {
+  DOMAIN_AGGREGATE_AND_PROOF,
+  DOMAIN_BEACON_ATTESTER,
+  DOMAIN_BEACON_PROPOSER,
+  DOMAIN_CONTRIBUTION_AND_PROOF,
+  DOMAIN_RANDAO,
+  DOMAIN_SELECTION_PROOF,
+  DOMAIN_SYNC_COMMITTEE,
+  DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF,
+  isForkPostElectra,
+} from "@lodestar/params";
+import {computeEpochAtSlot, computeSigningRoot, computeStartSlotAtEpoch, interopSecretKey} from "@lodestar/state-transition";
+import {ssz} from "@lodestar/types";
+import type {AggregateAndProof, BeaconBlock, BLSSignature, DomainType, Epoch, Root, SignedAggregateAndProof, SignedBeaconBlock, Slot, altair, phase0} from "@lodestar/types";
+import {toHex} from "@lodestar/utils";
+import type {SlashingProtection} from "./slashingProtection.ts";
+
+/**
+ * The one place where validator messages are signed. Every domain uses the fork version of
+ * the message's own epoch (`config.getDomain` at the epoch's first slot, with the genesis
+ * validators root baked into the BeaconConfig). Blocks and attestations go through slashing
+ * protection first: their signature is computed only once the record is on disk.
+ */
+export class ValidatorSigner {
+  readonly config: BeaconConfig;
+  private readonly protection: SlashingProtection;
+  private readonly keys = new Map<string, SecretKey>();
+  private readonly pubkeyList: Uint8Array[] = [];
+
+  constructor(config: BeaconConfig, secretKeys: SecretKey[], protection: SlashingProtection) {
+    this.config = config;
+    this.protection = protection;
+    for (const sk of secretKeys) {
+      const pubkey = sk.toPublicKey().toBytes();
+      this.keys.set(toHex(pubkey), sk);
+      this.pubkeyList.push(pubkey);
+    }
+  }
+
+  /** A signer over the interop (mock-genesis) keys with these indices. */
+  static fromInteropIndices(config: BeaconConfig, indices: number[], protection: SlashingProtection): ValidatorSigner {
+    return new ValidatorSigner(config, indices.map((i) => interopSecretKey(i)), protection);
+  }
+
+  /** The compressed public keys, in the order the secret keys were given. */
+  get pubkeys(): Uint8Array[] {
+    return this.pubkeyList;
+  }
+
+  /** The signature domain of `domainType` for a message of `epoch`. */
+  domain(domainType: DomainType, epoch: Epoch): Uint8Array {
+    return this.config.getDomain(computeStartSlotAtEpoch(epoch), domainType);
+  }
+
+  signRandaoReveal(pubkey: Uint8Array, epoch: Epoch): BLSSignature {
+    return this.sign(pubkey, ssz.Epoch, epoch, DOMAIN_RANDAO, epoch);
+  }
+
+  /** Signs a block after recording it in slashing protection; throws SlashingProtectionError when it is slashable. */
+  async signBlock(pubkey: Uint8Array, block: BeaconBlock): Promise<SignedBeaconBlock> {
+    const type = this.config.getForkTypes(block.slot).BeaconBlock as Type<BeaconBlock>;
+    const signingRoot = this.signingRoot(type, block, DOMAIN_BEACON_PROPOSER, computeEpochAtSlot(block.slot));
+    await this.protection.checkAndInsertBlockProposal(pubkey, block.slot, signingRoot);
+    return {message: block, signature: this.signRoot(pubkey, signingRoot)} as SignedBeaconBlock;
+  }
+
+  /** Signs attestation data after recording it in slashing protection; throws SlashingProtectionError when it is slashable. */
+  async signAttestationData(pubkey: Uint8Array, data: phase0.AttestationData): Promise<BLSSignature> {
+    const signingRoot = this.signingRoot(ssz.phase0.AttestationData, data, DOMAIN_BEACON_ATTESTER, data.target.epoch);
+    await this.protection.checkAndInsertAttestation(pubkey, {sourceEpoch: data.source.epoch, targetEpoch: data.target.epoch, signingRoot});
+    return this.signRoot(pubkey, signingRoot);
+  }
+
+  /** The attestation aggregator's slot signature (phase0 `get_slot_signature`). */
+  signSelectionProof(pubkey: Uint8Array, slot: Slot): BLSSignature {
+    return this.sign(pubkey, ssz.Slot, slot, DOMAIN_SELECTION_PROOF, computeEpochAtSlot(slot));
+  }
+
+  signAggregateAndProof(pubkey: Uint8Array, message: AggregateAndProof): SignedAggregateAndProof {
+    const slot = message.aggregate.data.slot;
+    const type = (isForkPostElectra(this.config.getForkName(slot)) ? ssz.electra.AggregateAndProof : ssz.phase0.AggregateAndProof) as Type<AggregateAndProof>;
+    const signature = this.sign(pubkey, type, message, DOMAIN_AGGREGATE_AND_PROOF, computeEpochAtSlot(slot));
+    return {message, signature} as SignedAggregateAndProof;
+  }
+
+  signSyncCommitteeMessage(pubkey: Uint8Array, slot: Slot, beaconBlockRoot: Root): BLSSignature {
+    return this.sign(pubkey, ssz.Root, beaconBlockRoot, DOMAIN_SYNC_COMMITTEE, computeEpochAtSlot(slot));
+  }
+
+  /** The sync aggregator's selection proof (altair `get_sync_committee_selection_proof`). */
+  signSyncSelectionProof(pubkey: Uint8Array, slot: Slot, subcommitteeIndex: number): BLSSignature {
+    const data = {slot, subcommitteeIndex};
+    return this.sign(pubkey, ssz.altair.SyncAggregatorSelectionData, data, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, computeEpochAtSlot(slot));
+  }
+
+  signContributionAndProof(pubkey: Uint8Array, message: altair.ContributionAndProof): altair.SignedContributionAndProof {
+    const epoch = computeEpochAtSlot(message.contribution.slot);
+    return {message, signature: this.sign(pubkey, ssz.altair.ContributionAndProof, message, DOMAIN_CONTRIBUTION_AND_PROOF, epoch)};
+  }
+
+  private sign<T>(pubkey: Uint8Array, type: Type<T>, value: T, domainType: DomainType, epoch: Epoch): BLSSignature {
+    return this.signRoot(pubkey, this.signingRoot(type, value, domainType, epoch));
+  }
+
+  private signingRoot<T>(type: Type<T>, value: T, domainType: DomainType, epoch: Epoch): Uint8Array {
+    return computeSigningRoot(type, value, this.domain(domainType, epoch));
+  }
+
+  private signRoot(pubkey: Uint8Array, signingRoot: Uint8Array): BLSSignature {
+    const sk = this.keys.get(toHex(pubkey));
+    if (!sk) throw new Error(`no secret key for pubkey ${toHex(pubkey)}`);
+    return sk.sign(signingRoot).toBytes();
+  }
+}
