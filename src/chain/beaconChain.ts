@@ -14,6 +14,7 @@ import type {Clock} from "../clock/clock.ts";
 import type {BeaconDb} from "../db/beaconDb.ts";
 import type {ExecutionEngine} from "../execution/engine.ts";
 import {ForkChoice, type CheckpointHex, type ProtoBlock} from "../forkchoice/index.ts";
+import {failpoint} from "../failpoints.ts";
 import {getLogger} from "../log.ts";
 import {OperationPools} from "../pools/index.ts";
 import {Archiver} from "./archiver.ts";
@@ -257,6 +258,7 @@ export class BeaconChain implements IBeaconChain {
     const {postState, indexedAttestations, executionBlockHash} = await verifyBlock(this.config, preState, signedBlock, this.engine, trusted);
 
     if (!trusted) await this.db.batch([this.db.blocks.putOp(blockRoot, signedBlock), this.db.hotBlocks.putOp(block.slot, blockRoot)]);
+    failpoint("import:after-store", block.slot);
     this.stateCache.add(rootHex, postState);
 
     const currentSlot = this.currentSlot();
@@ -266,7 +268,7 @@ export class BeaconChain implements IBeaconChain {
     const targetEpoch = (data: phase0.AttestationData) => data.target.epoch;
     for (const indexed of indexedAttestations) {
       const root = toRootHex(indexed.data.beaconBlockRoot);
-      for (const index of indexed.attestingIndices) this.forkChoice.onAttestation(index, root, targetEpoch(indexed.data));
+      for (const index of indexed.attestingIndices) this.forkChoice.onAttestation(index, root, targetEpoch(indexed.data), indexed.data.slot);
     }
     for (const slashing of block.body.attesterSlashings) {
       const a = new Set(slashing.attestation1.attestingIndices);
@@ -318,6 +320,7 @@ export class BeaconChain implements IBeaconChain {
         epoch,
       });
     }
+    this.pools.opPool.pruneIncluded(this.getHeadState());
     void this.db.chainMeta.headRoot.put(fromHex(newHead.blockRoot)).catch((e: Error) => log.error({err: e.message}, "could not store head root"));
     if (newHead.executionBlockHash) {
       const finalizedHash = this.forkChoice.getBlock(this.forkChoice.getFinalizedCheckpoint().root)?.executionBlockHash ?? null;
@@ -343,6 +346,7 @@ export class BeaconChain implements IBeaconChain {
     this.anchorSlot = this.forkChoice.getBlock(checkpoint.root)?.slot ?? this.anchorSlot;
     this.stateCache.retain((key) => !removedRoots.has(key.split("@")[0]));
     if (finalizedState) {
+      this.pools.opPool.pruneFinalized(finalizedState);
       await this.archiver.onFinalized(checkpoint, finalizedState, canonical, removed, abandoned, this.forkChoice.getJustifiedCheckpoint());
     }
     this.emitter.emit("finalized_checkpoint", {block: fromHex(checkpoint.root), state: finalizedState ? finalizedState.hashTreeRoot() : new Uint8Array(32), epoch: checkpoint.epoch});

@@ -1,9 +1,10 @@
 import {Tree, toGindex} from "@chainsafe/persistent-merkle-tree";
-import type {ChainForkConfig} from "@lodestar/config";
+import {createBeaconConfig, type ChainForkConfig} from "@lodestar/config";
 import {BLS_WITHDRAWAL_PREFIX, DOMAIN_DEPOSIT, ForkSeq, MAX_EFFECTIVE_BALANCE} from "@lodestar/params";
 import {
   type CachedBeaconStateAllForks,
   computeDomain,
+  createCachedBeaconState,
   computeSigningRoot,
   createEmptyEpochCacheImmutableData,
   initializeBeaconStateFromEth1,
@@ -60,5 +61,10 @@ export function createInteropGenesisState(config: ChainForkConfig, count: number
   state.genesisTime = genesisTime;
   state.genesisValidatorsRoot = state.validators.hashTreeRoot();
   state.commit();
-  return state;
+  // The cache was built before the validators root existed: rebuild it with the real root,
+  // or every signature domain taken from state.config would be wrong.
+  return createCachedBeaconState(state, {
+    config: createBeaconConfig(config, state.genesisValidatorsRoot),
+    pubkeyCache: state.epochCtx.pubkeyCache,
+  });
 }
