@@ -10,8 +10,8 @@ import type {BeaconChain} from "./chain/beaconChain.ts";
 import {getLogger, initLogging} from "./log.ts";
 import {graffitiBytes, type NodeOptions} from "./cli/options.ts";
 import {NodeSettings} from "./nodeSettings.ts";
-import {startRestServer} from "./api/server/index.ts";
-import {createInProcessClient} from "./api/client.ts";
+import {inProcessTransport, startRestServer} from "./api/server/index.ts";
+import {createApiClient} from "./api/client.ts";
 import {createValidatorBeaconApi} from "./api/validatorApi.ts";
 import {startValidatorClient} from "./validator/index.ts";
 import type {ApiContext} from "./api/impl/context.ts";
@@ -54,14 +54,13 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
 
   const ctx: ApiContext = {chain, pools: chain.pools, node: settings.apiView(VERSION)};
   const rest = opts.rest
-    ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin}, ctx)
+    ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin ?? undefined}, ctx)
     : null;
-  if (rest) log.info({address: opts.restAddress, port: rest.port}, "REST API listening");
 
   const validator =
     opts.devValidators.length > 0
       ? await startValidatorClient({
-          api: createValidatorBeaconApi(createInProcessClient(ctx)),
+          api: createValidatorBeaconApi(createApiClient(inProcessTransport(ctx))),
           indices: opts.devValidators,
           dataDir: join(opts.dataDir, "validator"),
         })

@@ -3,7 +3,11 @@ import {createBeaconConfig, type ChainForkConfig} from "@lodestar/config";
 import {BLS_WITHDRAWAL_PREFIX, DOMAIN_DEPOSIT, ForkSeq, MAX_EFFECTIVE_BALANCE} from "@lodestar/params";
 import {
   type CachedBeaconStateAllForks,
+  type CachedBeaconStateFulu,
   computeDomain,
+  computeEpochShuffling,
+  computeProposerIndices,
+  getActiveValidatorIndices,
   createCachedBeaconState,
   computeSigningRoot,
   createEmptyEpochCacheImmutableData,
@@ -61,10 +65,21 @@ export function createInteropGenesisState(config: ChainForkConfig, count: number
   state.genesisTime = genesisTime;
   state.genesisValidatorsRoot = state.validators.hashTreeRoot();
   state.commit();
-  // The cache was built before the validators root existed: rebuild it with the real root,
-  // or every signature domain taken from state.config would be wrong.
-  return createCachedBeaconState(state, {
-    config: createBeaconConfig(config, state.genesisValidatorsRoot),
-    pubkeyCache: state.epochCtx.pubkeyCache,
-  });
+  // The epoch cache was built before the deposits and the validators root existed: rebuild
+  // it, or shufflings would be empty and every signature domain from state.config wrong.
+  const immutable = {config: createBeaconConfig(config, state.genesisValidatorsRoot), pubkeyCache: state.epochCtx.pubkeyCache};
+  let cached = createCachedBeaconState(state, immutable);
+  if (fork >= ForkSeq.fulu) {
+    // Fulu's genesis carries the proposer lookahead (initialize_proposer_lookahead), which
+    // lodestar's genesis helper leaves zero; the epoch cache reads proposers from it.
+    const lookahead: number[] = [];
+    for (const epoch of [0, 1]) {
+      const shuffling = computeEpochShuffling(cached, getActiveValidatorIndices(cached, epoch), epoch);
+      lookahead.push(...computeProposerIndices(ForkSeq.fulu, cached, shuffling, epoch));
+    }
+    (cached as CachedBeaconStateFulu).proposerLookahead = ssz.fulu.ProposerLookahead.toViewDU(lookahead);
+    cached.commit();
+    cached = createCachedBeaconState(cached, immutable);
+  }
+  return cached;
 }

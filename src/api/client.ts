@@ -1,0 +1,124 @@
+import type {IndexedFailure} from "./errors.ts";
+import {routes, type OperationId, type RouteTable} from "./routes/index.ts";
+import type {ArgsOf, BodyDef, MetaField, ParamDef, ResultOf, Route, WireFormat} from "./routes/types.ts";
+import {MEDIA_TYPE, type WireRequest, type WireResponse} from "./wire.ts";
+
+/**
+ * The API client, derived from the route table: it writes a request with the route's codecs,
+ * hands it to a transport (HTTP, or the server's handlers in-process), and reads the answer
+ * with the same codecs. Both transports carry the same bytes, so both give the same results.
+ */
+
+/** Moves one request: `httpTransport` below, or `inProcessTransport` from ./server/index.ts. */
+export type Transport = (route: Route, req: WireRequest) => Promise<WireResponse>;
+
+export interface RequestOptions {
+  /** "ssz" asks for SSZ responses and sends SSZ bodies where the route allows them */
+  format?: WireFormat;
+}
+
+/** A non-2xx answer: the HTTP status and the spec's `{code, message, failures?}` body. */
+export class ApiClientError extends Error {
+  readonly status: number;
+  readonly code: number;
+  readonly failures?: IndexedFailure[];
+
+  constructor(status: number, body: {code?: number; message?: string; failures?: IndexedFailure[]}) {
+    super(body.message ?? `HTTP ${status}`);
+    this.name = "ApiClientError";
+    this.status = status;
+    this.code = body.code ?? status;
+    this.failures = body.failures;
+  }
+}
+
+export interface ApiClient {
+  request<K extends OperationId>(operationId: K, args: ArgsOf<RouteTable[K]>, opts?: RequestOptions): Promise<ResultOf<RouteTable[K]>>;
+}
+
+const ACCEPT_SSZ = `${MEDIA_TYPE.ssz};q=1.0,${MEDIA_TYPE.json};q=0.9`;
+type ArgDef = ParamDef<unknown> | BodyDef<unknown, unknown>;
+type MetaDefs = Record<string, MetaField<unknown>>;
+
+export function writeRequest(route: Route, args: Record<string, unknown>, format: WireFormat): WireRequest {
+  const req: WireRequest = {params: {}, query: {}, headers: {}};
+  for (const [key, def] of Object.entries(route.args as Record<string, ArgDef>)) {
+    const value = args[key];
+    if (def.in === "body") {
+      const ssz = format === "ssz" ? def.ssz : undefined;
+      req.headers["content-type"] = MEDIA_TYPE[ssz ? "ssz" : "json"];
+      req.body = ssz ? ssz.serialize(value, args) : new TextEncoder().encode(JSON.stringify(def.toJson(value, args)));
+      continue;
+    }
+    const strings = def.codec.format(value);
+    if (strings === undefined || strings.length === 0) {
+      if (def.in === "path") throw new Error(`${route.operationId}: missing path parameter ${key}`);
+      continue;
+    }
+    if (def.in === "path") req.params[def.name] = strings[0];
+    else if (def.in === "query") req.query[def.name] = strings;
+    else req.headers[def.name.toLowerCase()] = strings[0];
+  }
+  const sszResponse = route.response.kind === "data" && route.response.data.ssz !== undefined;
+  req.headers.accept = format === "ssz" && sszResponse ? ACCEPT_SSZ : MEDIA_TYPE.json;
+  return req;
+}
+
+function bodyText(body: WireResponse["body"]): string {
+  return body === undefined ? "" : typeof body === "string" ? body : new TextDecoder().decode(body);
+}
+
+export function readResponse(route: Route, res: WireResponse): unknown {
+  const headers = Object.fromEntries(Object.entries(res.headers).map(([name, value]) => [name.toLowerCase(), value]));
+  if (res.status >= 400) {
+    let body: {code?: number; message?: string; failures?: IndexedFailure[]};
+    try {
+      body = JSON.parse(bodyText(res.body));
+    } catch {
+      body = {message: bodyText(res.body) || `HTTP ${res.status}`};
+    }
+    throw new ApiClientError(res.status, body);
+  }
+  const response = route.response;
+  if (response.kind === "empty") return undefined;
+  if (response.kind === "status") return {data: res.status};
+  const fields = Object.entries(response.meta as MetaDefs);
+  const meta: Record<string, unknown> = {};
+  let data: unknown;
+  if ((headers["content-type"] ?? "").startsWith(MEDIA_TYPE.ssz)) {
+    for (const [key, field] of fields) meta[key] = field.fromHeader(headers[field.header.toLowerCase()] ?? "");
+    if (!response.data.ssz || !(res.body instanceof Uint8Array)) throw new Error(`${route.operationId}: unexpected SSZ response`);
+    data = response.data.ssz.deserialize(res.body, meta);
+  } else {
+    const json = JSON.parse(bodyText(res.body)) as Record<string, unknown>;
+    for (const [key, field] of fields) meta[key] = field.fromJson(json[field.json]);
+    data = response.data.fromJson(json.data, meta);
+  }
+  return fields.length > 0 ? {data, meta} : {data};
+}
+
+export function createApiClient(transport: Transport): ApiClient {
+  return {
+    async request(operationId, args, opts) {
+      const route = (routes as Record<string, Route>)[operationId];
+      const res = await transport(route, writeRequest(route, args as Record<string, unknown>, opts?.format ?? "json"));
+      return readResponse(route, res) as never;
+    },
+  };
+}
+
+/** Requests over HTTP to a beacon node at `baseUrl` (node's fetch). */
+export function httpTransport(baseUrl: string): Transport {
+  const base = baseUrl.replace(/\/+$/, "");
+  return async (route, req) => {
+    const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(req.params[name]));
+    const url = new URL(base + path);
+    for (const [name, values] of Object.entries(req.query)) {
+      for (const value of [values ?? []].flat()) url.searchParams.append(name, value);
+    }
+    const res = await fetch(url, {method: route.method, headers: req.headers as Record<string, string>, body: req.body});
+    const headers = Object.fromEntries(res.headers.entries());
+    const body = (headers["content-type"] ?? "").startsWith(MEDIA_TYPE.ssz) ? new Uint8Array(await res.arrayBuffer()) : await res.text();
+    return {status: res.status, headers, body: body.length === 0 ? undefined : body};
+  };
+}

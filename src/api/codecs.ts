@@ -1,0 +1,311 @@
+import {type CompositeType, ListCompositeType, type Type} from "@chainsafe/ssz";
+import {ForkName, isForkPostDeneb} from "@lodestar/params";
+import {sszTypesFor, type BeaconBlock, type SignedBeaconBlock} from "@lodestar/types";
+import {fromHex, toHex} from "@lodestar/utils";
+import {ApiError, badRequest} from "./errors.ts";
+import type {BodyDef, DataCodec, MetaField, ParamCodec} from "./routes/types.ts";
+
+/**
+ * The building blocks of the route table: parameter codecs (string <-> value, with a clear
+ * 400 on bad input), body and data codecs over ssz types (JSON and SSZ, per fork where the
+ * type depends on it), and the metadata fields with their JSON keys and headers.
+ */
+
+// ---------------------------------------------------------------- parameters
+
+/** A required single-valued parameter from a parser that returns undefined on bad input. */
+export function scalar<T>(label: string | null, parseOne: (s: string) => T | undefined, formatOne: (v: T) => string): ParamCodec<T> {
+  return {
+    parse(raw, name) {
+      if (raw === undefined || raw.length === 0) throw badRequest(`Missing required parameter ${name}`);
+      if (raw.length > 1) throw badRequest(`Parameter ${name} given more than once`);
+      const value = parseOne(raw[0]);
+      if (value === undefined) throw badRequest(`Invalid ${label ?? name}: ${raw[0]}`);
+      return value;
+    },
+    format: (v) => [formatOne(v)],
+  };
+}
+
+/** Absent (or empty) becomes undefined. */
+export function optional<T>(codec: ParamCodec<T>): ParamCodec<T | undefined> {
+  return {
+    parse: (raw, name) => (raw === undefined || raw.length === 0 || (raw.length === 1 && raw[0] === "") ? undefined : codec.parse(raw, name)),
+    format: (v) => (v === undefined ? undefined : codec.format(v)),
+  };
+}
+
+/** A list: repeated (`id=1&id=2`) and comma-separated (`id=1,2`) forms; absent is the empty list. */
+export function list<T>(codec: ParamCodec<T>, maxItems?: number): ParamCodec<T[]> {
+  return {
+    parse(raw, name) {
+      const items = (raw ?? []).flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s !== "");
+      if (maxItems !== undefined && items.length > maxItems) {
+        throw new ApiError(414, `Too many values in ${name}: ${items.length} (at most ${maxItems})`);
+      }
+      return items.map((s) => codec.parse([s], name));
+    },
+    format: (values) => (!values || values.length === 0 ? undefined : [values.map((v) => codec.format(v)![0]).join(",")]),
+  };
+}
+
+const DECIMAL = /^[0-9]+$/;
+const MAX_UINT64 = 2n ** 64n - 1n;
+
+export function parseUint(s: string): number | undefined {
+  if (!DECIMAL.test(s)) return undefined;
+  const n = Number(s);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+function hexOfLength(s: string, bytes: number): Uint8Array | undefined {
+  return s.length === 2 + 2 * bytes && /^0x[0-9a-fA-F]*$/.test(s) ? fromHex(s) : undefined;
+}
+
+export const uint = scalar<number>(null, parseUint, String);
+export const uint64 = scalar<bigint>(null, (s) => (DECIMAL.test(s) && BigInt(s) <= MAX_UINT64 ? BigInt(s) : undefined), String);
+export const root = scalar<Uint8Array>(null, (s) => hexOfLength(s, 32), toHex);
+export const signature = scalar<Uint8Array>(null, (s) => hexOfLength(s, 96), toHex);
+
+export function oneOf<T extends string>(values: readonly T[]): ParamCodec<T> {
+  return scalar<T>(null, (s) => (values.includes(s as T) ? (s as T) : undefined), (v) => v);
+}
+
+/** A flag that counts when present, with or without a value (`?skip_randao_verification`). */
+export const flag: ParamCodec<boolean> = {
+  parse: (raw) => raw !== undefined && raw.length > 0,
+  format: (v) => (v ? [""] : undefined),
+};
+
+type NamedStateId = "head" | "genesis" | "finalized" | "justified";
+/** A state id: a name, a slot, or a 0x state root (lowercase hex). */
+export type StateId = NamedStateId | number | `0x${string}`;
+/** A block id: a name, a slot, or a 0x block root (lowercase hex). */
+export type BlockId = Exclude<NamedStateId, "justified"> | number | `0x${string}`;
+
+function chainId<T extends StateId>(names: readonly string[]) {
+  return (s: string): T | undefined => {
+    if (names.includes(s)) return s as T;
+    const slot = parseUint(s);
+    if (slot !== undefined) return slot as T;
+    return hexOfLength(s, 32) ? (s.toLowerCase() as T) : undefined;
+  };
+}
+
+export const stateId = scalar<StateId>("state ID", chainId(["head", "genesis", "finalized", "justified"]), String);
+export const blockId = scalar<BlockId>("block ID", chainId(["head", "genesis", "finalized"]), String);
+
+/** A validator: its index, or its 48-byte public key. */
+export type ValidatorId = number | Uint8Array;
+export function parseValidatorId(s: string): ValidatorId | undefined {
+  return s.startsWith("0x") ? hexOfLength(s, 48) : parseUint(s);
+}
+export const formatValidatorId = (v: ValidatorId): string => (typeof v === "number" ? String(v) : toHex(v));
+export const validatorId = scalar<ValidatorId>("validator ID", parseValidatorId, formatValidatorId);
+
+/** The consensus versions the Beacon API names (`ConsensusVersion`). */
+const API_FORKS = [ForkName.phase0, ForkName.altair, ForkName.bellatrix, ForkName.capella, ForkName.deneb, ForkName.electra, ForkName.fulu] as const;
+export function parseFork(s: string): ForkName | undefined {
+  return (API_FORKS as readonly string[]).includes(s) ? (s as ForkName) : undefined;
+}
+export const fork = scalar<ForkName>("consensus version", parseFork, (v) => v);
+
+const GRAFFITI_BYTES = 32;
+/** Graffiti as 0x hex bytes or as plain UTF-8 text, right-padded with zeros to 32 bytes. */
+export function parseGraffiti(s: string): Uint8Array | undefined {
+  const bytes = s.startsWith("0x") ? (/^0x([0-9a-fA-F]{2})*$/.test(s) ? fromHex(s) : undefined) : new TextEncoder().encode(s);
+  if (bytes === undefined || bytes.length > GRAFFITI_BYTES) return undefined;
+  const padded = new Uint8Array(GRAFFITI_BYTES);
+  padded.set(bytes);
+  return padded;
+}
+export const graffiti = scalar<Uint8Array>(null, parseGraffiti, toHex);
+
+// ---------------------------------------------------------------- bodies and data
+
+/** What the body and data codecs need of an ssz type (adapters such as block contents provide the same). */
+export type SszLike<T> = Pick<Type<T>, "toJson" | "fromJson" | "serialize" | "deserialize">;
+
+/** A JSON list: each item converted with `item`; item errors name their index. */
+function listJson<T>(item: SszLike<T>) {
+  return {
+    toJson: (values: T[]) => values.map((v) => item.toJson(v)),
+    fromJson(json: unknown): T[] {
+      if (!Array.isArray(json)) throw new Error("expected a JSON array");
+      return json.map((v, i) => {
+        try {
+          return item.fromJson(v);
+        } catch (e) {
+          throw new Error(`item ${i}: ${(e as Error).message}`);
+        }
+      });
+    },
+  };
+}
+
+/** The item's ssz list type, for SSZ bodies of lists (cached per item type and limit). */
+const listTypes = new WeakMap<object, Map<number, SszLike<unknown[]>>>();
+function sszListOf<T>(item: SszLike<T>, limit: number): SszLike<T[]> {
+  let byLimit = listTypes.get(item);
+  if (!byLimit) listTypes.set(item, (byLimit = new Map()));
+  let type = byLimit.get(limit);
+  // list items are always composite ssz types (containers), never the block-contents adapters
+  if (!type) byLimit.set(limit, (type = new ListCompositeType(item as unknown as CompositeType<unknown, never, never>, limit) as SszLike<unknown[]>));
+  return type as SszLike<T[]>;
+}
+
+/** A block with its blobs and their proofs, as produced (`BlockContents`) and as published (`SignedBlockContents`). */
+export interface BlockContents {
+  block: BeaconBlock;
+  kzgProofs: Uint8Array[];
+  blobs: Uint8Array[];
+}
+export interface SignedBlockContents {
+  signedBlock: SignedBeaconBlock;
+  kzgProofs: Uint8Array[];
+  blobs: Uint8Array[];
+}
+
+/** The bare block type seen as contents without blobs (forks before deneb have no contents container). */
+function bareBlockAsContents<C, B>(type: SszLike<B>, wrap: (b: B) => C, unwrap: (c: C) => B): SszLike<C> {
+  return {
+    toJson: (c) => type.toJson(unwrap(c)),
+    fromJson: (json) => wrap(type.fromJson(json)),
+    serialize: (c) => type.serialize(unwrap(c)),
+    deserialize: (bytes) => wrap(type.deserialize(bytes)),
+  };
+}
+
+export function blockContentsType(fork: ForkName): SszLike<BlockContents> {
+  if (isForkPostDeneb(fork)) return forkType(fork, "BlockContents");
+  return bareBlockAsContents(forkType<BeaconBlock>(fork, "BeaconBlock"), (block) => ({block, kzgProofs: [], blobs: []}), (c) => c.block);
+}
+
+export function signedBlockContentsType(fork: ForkName): SszLike<SignedBlockContents> {
+  if (isForkPostDeneb(fork)) return forkType(fork, "SignedBlockContents");
+  const bare = forkType<SignedBeaconBlock>(fork, "SignedBeaconBlock");
+  return bareBlockAsContents(bare, (signedBlock) => ({signedBlock, kzgProofs: [], blobs: []}), (c) => c.signedBlock);
+}
+
+/** The type of a fork-dependent value by its ssz type name (`SignedBeaconBlock`, `Attestation`, ...). */
+export function forkType<T>(fork: ForkName, name: string): SszLike<T> {
+  const type = (sszTypesFor(fork) as unknown as Record<string, SszLike<T> | undefined>)[name];
+  if (!type) throw new Error(`No ssz type ${name} at fork ${fork}`);
+  return type;
+}
+
+/** A body that is a JSON list of ssz values; `sszLimit` enables SSZ bodies (the spec's list limit). */
+export function listBody<T, O>(select: (others: O) => SszLike<T>, sszLimit?: number): BodyDef<T[], O> {
+  return {
+    in: "body",
+    fromJson: (json, others) => listJson(select(others)).fromJson(json),
+    toJson: (values, others) => listJson(select(others)).toJson(values),
+    ssz:
+      sszLimit === undefined
+        ? undefined
+        : {
+            deserialize: (bytes, others) => sszListOf(select(others), sszLimit).deserialize(bytes),
+            serialize: (values, others) => sszListOf(select(others), sszLimit).serialize(values),
+          },
+  };
+}
+
+/** A JSON array of strings, each parsed by `parse` (null or absent is the empty list). */
+export function parseStringList<T>(json: unknown, what: string, parse: (s: string) => T | undefined): T[] {
+  if (json === undefined || json === null) return [];
+  if (!Array.isArray(json)) throw new Error(`${what} must be an array`);
+  return json.map((s, i) => {
+    const value = typeof s === "string" ? parse(s) : undefined;
+    if (value === undefined) throw new Error(`invalid ${what} item ${i}: ${JSON.stringify(s)}`);
+    return value;
+  });
+}
+
+/** A body that is a JSON array of strings (validator indices, public keys). */
+export function stringListBody<T, O>(what: string, parse: (s: string) => T | undefined, format: (v: T) => string): BodyDef<T[], O> {
+  return {
+    in: "body",
+    fromJson(json) {
+      if (!Array.isArray(json)) throw new Error(`expected a JSON array of ${what}`);
+      return parseStringList(json, what, parse);
+    },
+    toJson: (values) => values.map(format),
+  };
+}
+
+/** A body parsed by hand (shapes that are not one ssz type). */
+export function customBody<T, O>(fromJson: (json: unknown) => T, toJson: (value: T) => unknown): BodyDef<T, O> {
+  return {in: "body", fromJson: (json) => fromJson(json), toJson: (value) => toJson(value)};
+}
+
+/** Response data of one ssz type, or a type chosen by the metadata (`meta.version`). */
+export function sszData<D, M>(select: (meta: M) => SszLike<D>, opts: {ssz: boolean}): DataCodec<D, M> {
+  return {
+    toJson: (data, meta) => select(meta).toJson(data),
+    fromJson: (json, meta) => select(meta).fromJson(json),
+    ssz: opts.ssz
+      ? {serialize: (data, meta) => select(meta).serialize(data), deserialize: (bytes, meta) => select(meta).deserialize(bytes)}
+      : undefined,
+  };
+}
+
+/** Response data that is a JSON list of ssz values. */
+export function listData<D, M>(item: SszLike<D>): DataCodec<D[], M> {
+  const codec = listJson(item);
+  return {toJson: (data) => codec.toJson(data), fromJson: (json) => codec.fromJson(json)};
+}
+
+/** Response data that already is JSON (the spec map of getSpec). */
+export function jsonData<D, M>(): DataCodec<D, M> {
+  return {toJson: (data) => data, fromJson: (json) => json as D};
+}
+
+// ---------------------------------------------------------------- metadata
+
+function metaField<T>(
+  json: string,
+  header: string,
+  toJson: (v: T) => unknown,
+  fromJson: (j: unknown) => T | undefined,
+  fromHeader: (h: string) => T | undefined = fromJson
+): MetaField<T> {
+  const checked =
+    <I>(read: (input: I) => T | undefined) =>
+    (input: I): T => {
+      const value = read(input);
+      if (value === undefined) throw new Error(`Invalid ${json} in response: ${String(input)}`);
+      return value;
+    };
+  return {json, header, toJson, fromJson: checked(fromJson), toHeader: (v) => String(toJson(v)), fromHeader: checked(fromHeader)};
+}
+
+function boolField(json: string, header: string): MetaField<boolean> {
+  const fromHeader = (h: string) => (h === "true" ? true : h === "false" ? false : undefined);
+  return metaField<boolean>(json, header, (v) => v, (j) => (typeof j === "boolean" ? j : undefined), fromHeader);
+}
+
+const decimalBigint = (j: unknown): bigint | undefined => (typeof j === "string" && DECIMAL.test(j) ? BigInt(j) : undefined);
+const rootHex = (j: unknown): Uint8Array | undefined => (typeof j === "string" ? hexOfLength(j, 32) : undefined);
+
+export const versionMeta = metaField<ForkName>("version", "Eth-Consensus-Version", (v) => v, (j) => (typeof j === "string" ? parseFork(j) : undefined));
+export const executionOptimisticMeta = boolField("execution_optimistic", "Eth-Execution-Optimistic");
+export const finalizedMeta = boolField("finalized", "Eth-Finalized");
+export const dependentRootMeta = metaField<Uint8Array>("dependent_root", "Eth-Dependent-Root", toHex, rootHex);
+export const executionPayloadBlindedMeta = boolField("execution_payload_blinded", "Eth-Execution-Payload-Blinded");
+export const executionPayloadValueMeta = metaField<bigint>("execution_payload_value", "Eth-Execution-Payload-Value", String, decimalBigint);
+export const consensusBlockValueMeta = metaField<bigint>("consensus_block_value", "Eth-Consensus-Block-Value", String, decimalBigint);
+
+/** Metadata of responses about a state or block: `execution_optimistic`, `finalized`. */
+export interface ChainMeta {
+  executionOptimistic: boolean;
+  finalized: boolean;
+}
+export const chainMeta = {executionOptimistic: executionOptimisticMeta, finalized: finalizedMeta};
+
+export interface VersionMeta {
+  version: ForkName;
+}
+export const versionOnlyMeta = {version: versionMeta};
+
+export type VersionedChainMeta = VersionMeta & ChainMeta;
+export const versionedChainMeta = {version: versionMeta, ...chainMeta};

@@ -1,0 +1,152 @@
+import {type CachedBeaconStateAllForks, computeEpochAtSlot} from "@lodestar/state-transition";
+import {getValidatorStatus, mapToGeneralStatus, type SignedBeaconBlock} from "@lodestar/types";
+import {byteArrayEquals} from "@lodestar/utils";
+import type {BlockError, BlockErrorCode, IBeaconChain} from "../../chain/interface.ts";
+import type {ValidatorId} from "../codecs.ts";
+import {badRequest, notFound} from "../errors.ts";
+import type {BlockHeaderResponse, BroadcastValidation, ValidatorResponse, ValidatorStatusFilter, beaconRoutes} from "../routes/beacon.ts";
+import type {Handlers} from "../routes/types.ts";
+import type {ApiContext} from "./context.ts";
+import {blockRootOf, indicesOf, isFinalizedSlot, resolveBlock, resolveState} from "./resolve.ts";
+
+/** Handlers of the Beacon tag's genesis, state and block routes. */
+
+function validatorResponses(state: CachedBeaconStateAllForks, ids: ValidatorId[], statuses: ValidatorStatusFilter[]): ValidatorResponse[] {
+  const epoch = computeEpochAtSlot(state.slot);
+  const indices = ids.length > 0 ? indicesOf(state, ids) : Array.from({length: state.validators.length}, (_, i) => i);
+  const wanted = new Set<string>(statuses);
+  const responses: ValidatorResponse[] = [];
+  for (const index of indices) {
+    const validator = state.validators.getReadonly(index).toValue();
+    const status = getValidatorStatus(validator, epoch);
+    if (wanted.size > 0 && !wanted.has(status) && !wanted.has(mapToGeneralStatus(status))) continue;
+    responses.push({index, balance: state.balances.get(index), status, validator});
+  }
+  return responses;
+}
+
+function headerOf(chain: IBeaconChain, block: SignedBeaconBlock, root: Uint8Array, canonical: boolean): BlockHeaderResponse {
+  const {slot, proposerIndex, parentRoot, stateRoot, body} = block.message;
+  const bodyRoot = chain.config.getForkTypes(slot).BeaconBlockBody.hashTreeRoot(body);
+  return {root, canonical, header: {message: {slot, proposerIndex, parentRoot, stateRoot, bodyRoot}, signature: block.signature}};
+}
+
+/** The canonical blocks of getBlockHeaders: at `slot`, or the child of `parentRoot`, or the head. */
+async function headerBlocks(chain: IBeaconChain, slot: number | undefined, parentRoot: Uint8Array | undefined): Promise<SignedBeaconBlock[]> {
+  if (slot !== undefined) {
+    const block = await chain.getCanonicalBlockAtSlot(slot);
+    return block && (!parentRoot || byteArrayEquals(block.message.parentRoot, parentRoot)) ? [block] : [];
+  }
+  if (parentRoot) {
+    const parent = await chain.getBlockByRoot(parentRoot);
+    if (!parent) return [];
+    // the canonical child is the first canonical block after the parent
+    for (let s = parent.message.slot + 1; s <= chain.getHead().slot; s++) {
+      const block = await chain.getCanonicalBlockAtSlot(s);
+      if (block) return byteArrayEquals(block.message.parentRoot, parentRoot) ? [block] : [];
+    }
+    return [];
+  }
+  const head = await chain.getBlockByRoot(chain.getHead().blockRoot);
+  return head ? [head] : [];
+}
+
+/** Failures a block can pass gossip checks with (so it was broadcast) and still fail: 202 under `gossip` validation. */
+const CONSENSUS_ONLY: ReadonlySet<BlockErrorCode> = new Set(["INVALID_STATE_ROOT", "INVALID_EXECUTION_PAYLOAD", "STATE_TRANSITION_FAILED"]);
+
+function isBlockError(err: unknown): err is BlockError {
+  return err instanceof Error && err.name === "BlockError" && typeof (err as BlockError).code === "string";
+}
+
+/** Imports a published block: 200 imported (or already known), 202 broadcast but not imported, else 400. */
+async function publishBlock(ctx: ApiContext, signedBlock: SignedBeaconBlock, fork: string | undefined, validation: BroadcastValidation): Promise<number> {
+  const blockFork = ctx.chain.config.getForkName(signedBlock.message.slot);
+  if (fork !== undefined && fork !== blockFork) {
+    throw badRequest(`Eth-Consensus-Version ${fork} does not match the fork of slot ${signedBlock.message.slot} (${blockFork})`);
+  }
+  try {
+    await ctx.chain.importBlock(signedBlock);
+    return 200;
+  } catch (err) {
+    if (!isBlockError(err)) throw err;
+    if (err.code === "ALREADY_KNOWN") return 200;
+    if (validation === "gossip" && CONSENSUS_ONLY.has(err.code)) return 202;
+    throw badRequest(`Invalid block: ${err.message}`);
+  }
+}
+
+export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {
+  async getGenesis(_args, {chain}) {
+    return {data: {genesisTime: chain.genesisTime, genesisValidatorsRoot: chain.genesisValidatorsRoot, genesisForkVersion: chain.config.GENESIS_FORK_VERSION}};
+  },
+
+  async getStateRoot({stateId}, {chain}) {
+    const {state, ...meta} = await resolveState(chain, stateId);
+    return {data: {root: state.hashTreeRoot()}, meta};
+  },
+
+  async getStateFork({stateId}, {chain}) {
+    const {state, ...meta} = await resolveState(chain, stateId);
+    return {data: state.fork.toValue(), meta};
+  },
+
+  async getStateFinalityCheckpoints({stateId}, {chain}) {
+    const {state, ...meta} = await resolveState(chain, stateId);
+    return {
+      data: {
+        previousJustified: state.previousJustifiedCheckpoint.toValue(),
+        currentJustified: state.currentJustifiedCheckpoint.toValue(),
+        finalized: state.finalizedCheckpoint.toValue(),
+      },
+      meta,
+    };
+  },
+
+  async getStateValidators({stateId, id, status}, {chain}) {
+    const {state, ...meta} = await resolveState(chain, stateId);
+    return {data: validatorResponses(state, id ?? [], status ?? []), meta};
+  },
+
+  async postStateValidators({stateId, filter}, {chain}) {
+    const {state, ...meta} = await resolveState(chain, stateId);
+    return {data: validatorResponses(state, filter.ids, filter.statuses), meta};
+  },
+
+  async getStateValidator({stateId, validatorId}, {chain}) {
+    const {state, ...meta} = await resolveState(chain, stateId);
+    const [validator] = validatorResponses(state, [validatorId], []);
+    if (!validator) throw notFound("Validator not found");
+    return {data: validator, meta};
+  },
+
+  async getBlockRoot({blockId}, {chain}) {
+    const {root, executionOptimistic, finalized} = await resolveBlock(chain, blockId);
+    return {data: {root}, meta: {executionOptimistic, finalized}};
+  },
+
+  async getBlockHeader({blockId}, {chain}) {
+    const {block, root, canonical, executionOptimistic, finalized} = await resolveBlock(chain, blockId);
+    return {data: headerOf(chain, block, root, canonical), meta: {executionOptimistic, finalized}};
+  },
+
+  async getBlockHeaders({slot, parentRoot}, {chain}) {
+    const blocks = await headerBlocks(chain, slot, parentRoot);
+    return {
+      data: blocks.map((block) => headerOf(chain, block, blockRootOf(chain, block), true)),
+      meta: {executionOptimistic: false, finalized: blocks.length > 0 && blocks.every((b) => isFinalizedSlot(chain, b.message.slot))},
+    };
+  },
+
+  async getBlockV2({blockId}, {chain}) {
+    const {block, executionOptimistic, finalized} = await resolveBlock(chain, blockId);
+    return {data: block, meta: {version: chain.config.getForkName(block.message.slot), executionOptimistic, finalized}};
+  },
+
+  async publishBlockV2({signedBlockContents, broadcastValidation, fork}, ctx) {
+    return {data: await publishBlock(ctx, signedBlockContents.signedBlock, fork, broadcastValidation ?? "gossip")};
+  },
+
+  async publishBlock({signedBlockContents, fork}, ctx) {
+    return {data: await publishBlock(ctx, signedBlockContents.signedBlock, fork, "gossip")};
+  },
+};

@@ -1,0 +1,159 @@
+import {ForkSeq, SYNC_COMMITTEE_SUBNET_COUNT, isForkPostElectra} from "@lodestar/params";
+import {computeEpochAtSlot, computeStartSlotAtEpoch, computeSyncPeriodAtEpoch} from "@lodestar/state-transition";
+import {
+  attesterDependentRoot,
+  attesterDuties,
+  proposerDependentRoot,
+  proposerDuties,
+  syncCommitteeDuties,
+} from "../../duties/index.ts";
+import {getLogger} from "../../log.ts";
+import type {BlockContents} from "../codecs.ts";
+import {badRequest, notFound} from "../errors.ts";
+import type {Handlers} from "../routes/types.ts";
+import type {ProduceBlockArgs, validatorRoutes} from "../routes/validator.ts";
+import {type ApiContext, assertNotSyncing} from "./context.ts";
+import {assertAttestationFormat, submitEach} from "./pool.ts";
+import {indicesOf, stateForEpoch} from "./resolve.ts";
+
+/** Handlers of the Validator tag. */
+
+const log = getLogger("api");
+const WEI_PER_GWEI = 1_000_000_000n;
+/** The BLS G2 point at infinity: the only randao reveal allowed with `skip_randao_verification`. */
+const G2_INFINITY = Uint8Array.from({length: 96}, (_, i) => (i === 0 ? 0xc0 : 0));
+
+function currentEpoch(ctx: ApiContext): number {
+  return computeEpochAtSlot(ctx.chain.currentSlot());
+}
+
+/** Duties are known at most one epoch ahead of the clock. */
+function assertAtMostNextEpoch(ctx: ApiContext, epoch: number): void {
+  const next = currentEpoch(ctx) + 1;
+  if (epoch > next) throw badRequest(`Invalid epoch: ${epoch} is beyond the next epoch ${next}`);
+}
+
+/** A slot the node may be asked to act in: not past the clock's next slot (validator clocks run a little ahead). */
+function assertNotFutureSlot(ctx: ApiContext, slot: number): void {
+  const next = ctx.chain.currentSlot() + 1;
+  if (slot > next) throw badRequest(`Invalid slot: ${slot} is in the future (current slot ${next - 1})`);
+}
+
+async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext) {
+  assertNotSyncing(ctx);
+  const {slot, randaoReveal, graffiti, skipRandaoVerification} = args;
+  if (skipRandaoVerification && !randaoReveal.every((b, i) => b === G2_INFINITY[i])) {
+    throw badRequest("randao_reveal must be the point at infinity when skip_randao_verification is set");
+  }
+  const headSlot = ctx.chain.getHead().slot;
+  if (slot <= headSlot) throw badRequest(`Invalid slot: ${slot} is not after the head slot ${headSlot}`);
+  assertNotFutureSlot(ctx, slot);
+  const produced = await ctx.chain.produceBlock({slot, randaoReveal, graffiti: graffiti ?? ctx.node.graffiti()});
+  // the dev chain's payloads carry no blobs, so there are no blobs or proofs to hand out
+  const contents: BlockContents = {block: produced.block, kzgProofs: [], blobs: []};
+  return {contents, ...produced};
+}
+
+export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
+  async getProposerDuties({epoch}, ctx) {
+    assertNotSyncing(ctx);
+    assertAtMostNextEpoch(ctx, epoch);
+    const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => headEpoch === epoch);
+    return {data: proposerDuties(state, epoch), meta: {dependentRoot: proposerDependentRoot(state, epoch), executionOptimistic: false}};
+  },
+
+  async getAttesterDuties({epoch, validators}, ctx) {
+    assertNotSyncing(ctx);
+    assertAtMostNextEpoch(ctx, epoch);
+    const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1);
+    return {
+      data: attesterDuties(state, epoch, indicesOf(state, validators)),
+      meta: {dependentRoot: attesterDependentRoot(state, epoch), executionOptimistic: false},
+    };
+  },
+
+  async getSyncCommitteeDuties({epoch, indices}, ctx) {
+    assertNotSyncing(ctx);
+    if (ctx.chain.config.getForkSeq(computeStartSlotAtEpoch(epoch)) < ForkSeq.altair) {
+      throw badRequest(`Invalid epoch: ${epoch} is before altair, which has no sync committees`);
+    }
+    const period = computeSyncPeriodAtEpoch(epoch);
+    const nextPeriod = computeSyncPeriodAtEpoch(currentEpoch(ctx)) + 1;
+    if (period > nextPeriod) throw badRequest(`Invalid epoch: ${epoch} is beyond the next sync committee period ${nextPeriod}`);
+    const headServes = (headEpoch: number) => period === computeSyncPeriodAtEpoch(headEpoch) || period === computeSyncPeriodAtEpoch(headEpoch) + 1;
+    const state = await stateForEpoch(ctx.chain, epoch, headServes);
+    return {data: syncCommitteeDuties(state, epoch, indices), meta: {executionOptimistic: false}};
+  },
+
+  async produceBlockV3(args, ctx) {
+    const {contents, fork, executionPayloadValue, consensusBlockValue} = await produceBlock(args, ctx);
+    return {
+      data: contents,
+      meta: {version: fork, executionPayloadBlinded: false, executionPayloadValue, consensusBlockValue: consensusBlockValue * WEI_PER_GWEI},
+    };
+  },
+
+  async produceBlockV2(args, ctx) {
+    const {contents, fork} = await produceBlock(args, ctx);
+    return {data: contents, meta: {version: fork}};
+  },
+
+  async produceAttestationData({slot, committeeIndex}, ctx) {
+    assertNotSyncing(ctx);
+    assertNotFutureSlot(ctx, slot);
+    return {data: await ctx.chain.produceAttestationData(committeeIndex, slot)};
+  },
+
+  async getAggregatedAttestationV2({attestationDataRoot, slot, committeeIndex}, {chain, pools}) {
+    const aggregate = pools.attestations.getAggregate(slot, attestationDataRoot, committeeIndex);
+    if (!aggregate) throw notFound("No matching attestation found");
+    return {data: aggregate, meta: {version: chain.config.getForkName(slot)}};
+  },
+
+  async getAggregatedAttestation({attestationDataRoot, slot}, {chain, pools}) {
+    assertAttestationFormat(chain.config, slot, false);
+    const aggregate = pools.attestations.getAggregate(slot, attestationDataRoot);
+    if (!aggregate) throw notFound("No matching attestation found");
+    return {data: aggregate};
+  },
+
+  async publishAggregateAndProofsV2({signedAggregateAndProofs, fork}, {chain, pools}) {
+    await submitEach(signedAggregateAndProofs, "aggregate and proofs", async (signed) => {
+      assertAttestationFormat(chain.config, signed.message.aggregate.data.slot, isForkPostElectra(fork));
+      await pools.attestations.submitAggregateAndProof(signed);
+    });
+  },
+
+  async publishAggregateAndProofs({signedAggregateAndProofs}, {chain, pools}) {
+    await submitEach(signedAggregateAndProofs, "aggregate and proofs", async (signed) => {
+      assertAttestationFormat(chain.config, signed.message.aggregate.data.slot, false);
+      await pools.attestations.submitAggregateAndProof(signed);
+    });
+  },
+
+  // No network yet: there are no subnets to join, and the pools aggregate every attestation they see.
+  async prepareBeaconCommitteeSubnet({subscriptions}) {
+    log.debug({count: subscriptions.length}, "Beacon committee subnet subscriptions (no network: nothing to join)");
+  },
+
+  async prepareSyncCommitteeSubnets({subscriptions}) {
+    log.debug({count: subscriptions.length}, "Sync committee subnet subscriptions (no network: nothing to join)");
+  },
+
+  async produceSyncCommitteeContribution({slot, subcommitteeIndex, beaconBlockRoot}, {pools}) {
+    if (subcommitteeIndex >= SYNC_COMMITTEE_SUBNET_COUNT) {
+      throw badRequest(`Invalid subcommittee_index: ${subcommitteeIndex} (there are ${SYNC_COMMITTEE_SUBNET_COUNT})`);
+    }
+    const contribution = pools.syncCommittee.produceContribution(slot, subcommitteeIndex, beaconBlockRoot);
+    if (!contribution) throw notFound("No sync committee contribution available");
+    return {data: contribution};
+  },
+
+  async publishContributionAndProofs({contributionAndProofs}, {pools}) {
+    await submitEach(contributionAndProofs, "contribution and proofs", (signed) => pools.syncCommittee.submitContributionAndProof(signed));
+  },
+
+  async prepareBeaconProposer({preparations}, {node}) {
+    for (const {validatorIndex, feeRecipient} of preparations) node.setProposerFeeRecipient(validatorIndex, feeRecipient);
+  },
+};

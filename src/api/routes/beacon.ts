@@ -1,0 +1,260 @@
+import {BooleanType, ContainerType, type ValueOf} from "@chainsafe/ssz";
+import type {ChainForkConfig} from "@lodestar/config";
+import type {ForkName} from "@lodestar/params";
+import {ssz, stringType, type SignedBeaconBlock, type phase0} from "@lodestar/types";
+import {
+  type BlockId,
+  type ChainMeta,
+  type SignedBlockContents,
+  type StateId,
+  type ValidatorId,
+  type VersionedChainMeta,
+  blockId,
+  chainMeta,
+  customBody,
+  forkType,
+  formatValidatorId,
+  fork,
+  list,
+  listData,
+  oneOf,
+  optional,
+  parseFork,
+  parseStringList,
+  parseValidatorId,
+  root,
+  signedBlockContentsType,
+  sszData,
+  stateId,
+  uint,
+  validatorId,
+  versionedChainMeta,
+} from "../codecs.ts";
+import {route, type BodyDef, type NoArgs} from "./types.ts";
+
+/** Routes of the Beacon tag: genesis, states and blocks (the operation pools are in pool.ts). */
+
+export const GenesisType = new ContainerType(
+  {genesisTime: ssz.UintNum64, genesisValidatorsRoot: ssz.Root, genesisForkVersion: ssz.Version},
+  {jsonCase: "eth2"}
+);
+export type Genesis = ValueOf<typeof GenesisType>;
+
+export const RootResponseType = new ContainerType({root: ssz.Root}, {jsonCase: "eth2"});
+
+export const FinalityCheckpointsType = new ContainerType(
+  {previousJustified: ssz.phase0.Checkpoint, currentJustified: ssz.phase0.Checkpoint, finalized: ssz.phase0.Checkpoint},
+  {jsonCase: "eth2"}
+);
+export type FinalityCheckpoints = ValueOf<typeof FinalityCheckpointsType>;
+
+export const ValidatorResponseType = new ContainerType(
+  {index: ssz.ValidatorIndex, balance: ssz.UintNum64, status: stringType, validator: ssz.phase0.Validator},
+  {jsonCase: "eth2"}
+);
+export type ValidatorResponse = ValueOf<typeof ValidatorResponseType>;
+
+export const BlockHeaderResponseType = new ContainerType(
+  {root: ssz.Root, canonical: new BooleanType(), header: ssz.phase0.SignedBeaconBlockHeader},
+  {jsonCase: "eth2"}
+);
+export type BlockHeaderResponse = ValueOf<typeof BlockHeaderResponseType>;
+
+/** The spec's validator statuses, and the four general ones that stand for groups of them. */
+export const VALIDATOR_STATUSES = [
+  "pending_initialized",
+  "pending_queued",
+  "active_ongoing",
+  "active_exiting",
+  "active_slashed",
+  "exited_unslashed",
+  "exited_slashed",
+  "withdrawal_possible",
+  "withdrawal_done",
+  "active",
+  "pending",
+  "exited",
+  "withdrawal",
+] as const;
+export type ValidatorStatusFilter = (typeof VALIDATOR_STATUSES)[number];
+
+/** Validators filter: empty lists mean no filtering. */
+export interface ValidatorsFilter {
+  ids: ValidatorId[];
+  statuses: ValidatorStatusFilter[];
+}
+
+const validatorsFilterBody = customBody<ValidatorsFilter, {stateId: StateId}>(
+  (json) => {
+    if (typeof json !== "object" || json === null || Array.isArray(json)) throw new Error("expected a JSON object");
+    const {ids, statuses} = json as Record<string, unknown>;
+    const isStatus = (s: string) => ((VALIDATOR_STATUSES as readonly string[]).includes(s) ? (s as ValidatorStatusFilter) : undefined);
+    return {ids: parseStringList(ids, "ids", parseValidatorId), statuses: parseStringList(statuses, "statuses", isStatus)};
+  },
+  (value) => ({ids: value.ids.map(formatValidatorId), statuses: value.statuses})
+);
+
+/** `broadcast_validation` of publishBlockV2 (`BroadcastValidation`). */
+export const BROADCAST_VALIDATIONS = ["gossip", "consensus", "consensus_and_equivocation"] as const;
+export type BroadcastValidation = (typeof BROADCAST_VALIDATIONS)[number];
+
+/**
+ * The published block: its fork comes from `Eth-Consensus-Version`, or (v1, which does not
+ * require the header) from the block's slot in a JSON body.
+ */
+function publishedBlockBody<O extends {fork?: ForkName}>(): BodyDef<SignedBlockContents, O> {
+  const forkOf = (others: O, json: unknown, config: ChainForkConfig): ForkName => {
+    if (others.fork !== undefined) return others.fork;
+    const body = json as {message?: {slot?: unknown}; signed_block?: {message?: {slot?: unknown}}} | null;
+    const slot = body?.message?.slot ?? body?.signed_block?.message?.slot;
+    if (typeof slot !== "string") throw new Error("no message.slot to tell the fork by; send Eth-Consensus-Version");
+    const name = parseFork(config.getForkName(Number(slot)));
+    if (!name) throw new Error(`slot ${slot} is in a fork this API does not serve`);
+    return name;
+  };
+  const known = (others: O): ForkName => {
+    if (others.fork === undefined) throw new Error("SSZ bodies need the Eth-Consensus-Version header");
+    return others.fork;
+  };
+  return {
+    in: "body",
+    fromJson: (json, others, config) => signedBlockContentsType(forkOf(others, json, config)).fromJson(json),
+    toJson: (value, others) => signedBlockContentsType(known(others)).toJson(value),
+    ssz: {
+      deserialize: (bytes, others) => signedBlockContentsType(known(others)).deserialize(bytes),
+      serialize: (value, others) => signedBlockContentsType(known(others)).serialize(value),
+    },
+  };
+}
+
+const stateIdArg = {in: "path", name: "state_id", codec: stateId} as const;
+const blockIdArg = {in: "path", name: "block_id", codec: blockId} as const;
+const rootData = sszData<{root: Uint8Array}, ChainMeta>(() => RootResponseType, {ssz: false});
+const validatorsData = listData<ValidatorResponse, ChainMeta>(ValidatorResponseType);
+
+export const beaconRoutes = {
+  getGenesis: route<NoArgs, Genesis>({
+    method: "GET",
+    path: "/eth/v1/beacon/genesis",
+    version: 1,
+    tag: "Beacon",
+    args: {},
+    response: {kind: "data", data: sszData(() => GenesisType, {ssz: false}), meta: {}},
+    legacy: {method: "get_v1_beacon_genesis", params: []},
+  }),
+  getStateRoot: route<{stateId: StateId}, {root: Uint8Array}, ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/states/{state_id}/root",
+    version: 1,
+    tag: "Beacon",
+    args: {stateId: stateIdArg},
+    response: {kind: "data", data: rootData, meta: chainMeta},
+    legacy: {method: "get_v1_beacon_states_root", params: ["stateId"]},
+  }),
+  getStateFork: route<{stateId: StateId}, phase0.Fork, ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/states/{state_id}/fork",
+    version: 1,
+    tag: "Beacon",
+    args: {stateId: stateIdArg},
+    response: {kind: "data", data: sszData(() => ssz.phase0.Fork, {ssz: false}), meta: chainMeta},
+    legacy: {method: "get_v1_beacon_states_fork", params: ["stateId"]},
+  }),
+  getStateFinalityCheckpoints: route<{stateId: StateId}, FinalityCheckpoints, ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/states/{state_id}/finality_checkpoints",
+    version: 1,
+    tag: "Beacon",
+    args: {stateId: stateIdArg},
+    response: {kind: "data", data: sszData(() => FinalityCheckpointsType, {ssz: false}), meta: chainMeta},
+    legacy: {method: "get_v1_beacon_states_finality_checkpoints", params: ["stateId"]},
+  }),
+  getStateValidators: route<{stateId: StateId; id?: ValidatorId[]; status?: ValidatorStatusFilter[]}, ValidatorResponse[], ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/states/{state_id}/validators",
+    version: 1,
+    tag: "Beacon",
+    args: {
+      stateId: stateIdArg,
+      id: {in: "query", name: "id", codec: list(validatorId, 64)},
+      status: {in: "query", name: "status", codec: list(oneOf(VALIDATOR_STATUSES))},
+    },
+    response: {kind: "data", data: validatorsData, meta: chainMeta},
+    legacy: {method: "get_v1_beacon_states_stateId_validators", params: ["stateId", "id", "status"]},
+  }),
+  postStateValidators: route<{stateId: StateId; filter: ValidatorsFilter}, ValidatorResponse[], ChainMeta>({
+    method: "POST",
+    path: "/eth/v1/beacon/states/{state_id}/validators",
+    version: 1,
+    tag: "Beacon",
+    args: {stateId: stateIdArg, filter: validatorsFilterBody},
+    response: {kind: "data", data: validatorsData, meta: chainMeta},
+  }),
+  getStateValidator: route<{stateId: StateId; validatorId: ValidatorId}, ValidatorResponse, ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/states/{state_id}/validators/{validator_id}",
+    version: 1,
+    tag: "Beacon",
+    args: {stateId: stateIdArg, validatorId: {in: "path", name: "validator_id", codec: validatorId}},
+    response: {kind: "data", data: sszData(() => ValidatorResponseType, {ssz: false}), meta: chainMeta},
+    legacy: {method: "get_v1_beacon_states_stateId_validators_validatorId", params: ["stateId", "validatorId"]},
+  }),
+  getBlockRoot: route<{blockId: BlockId}, {root: Uint8Array}, ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/blocks/{block_id}/root",
+    version: 1,
+    tag: "Beacon",
+    args: {blockId: blockIdArg},
+    response: {kind: "data", data: rootData, meta: chainMeta},
+    legacy: {method: "get_v1_beacon_blocks_blockId_root", params: ["blockId"]},
+  }),
+  getBlockHeader: route<{blockId: BlockId}, BlockHeaderResponse, ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/headers/{block_id}",
+    version: 1,
+    tag: "Beacon",
+    args: {blockId: blockIdArg},
+    response: {kind: "data", data: sszData(() => BlockHeaderResponseType, {ssz: false}), meta: chainMeta},
+    legacy: {method: "get_v1_beacon_headers_blockId", params: ["blockId"]},
+  }),
+  getBlockHeaders: route<{slot?: number; parentRoot?: Uint8Array}, BlockHeaderResponse[], ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/headers",
+    version: 1,
+    tag: "Beacon",
+    args: {slot: {in: "query", name: "slot", codec: optional(uint)}, parentRoot: {in: "query", name: "parent_root", codec: optional(root)}},
+    response: {kind: "data", data: listData(BlockHeaderResponseType), meta: chainMeta},
+    legacy: {method: "get_v1_beacon_headers", params: ["slot", "parentRoot"]},
+  }),
+  getBlockV2: route<{blockId: BlockId}, SignedBeaconBlock, VersionedChainMeta>({
+    method: "GET",
+    path: "/eth/v2/beacon/blocks/{block_id}",
+    version: 2,
+    tag: "Beacon",
+    args: {blockId: blockIdArg},
+    response: {kind: "data", data: sszData((meta) => forkType(meta.version, "SignedBeaconBlock"), {ssz: true}), meta: versionedChainMeta},
+    legacy: {method: "get_v1_beacon_blocks_blockId", params: ["blockId"]},
+  }),
+  /** 200 when imported; 202 when it passed `broadcast_validation` but failed full validation */
+  publishBlockV2: route<{signedBlockContents: SignedBlockContents; broadcastValidation?: BroadcastValidation; fork: ForkName}, number>({
+    method: "POST",
+    path: "/eth/v2/beacon/blocks",
+    version: 2,
+    tag: "Beacon",
+    args: {
+      signedBlockContents: publishedBlockBody(),
+      broadcastValidation: {in: "query", name: "broadcast_validation", codec: optional(oneOf(BROADCAST_VALIDATIONS))},
+      fork: {in: "header", name: "Eth-Consensus-Version", codec: fork},
+    },
+    response: {kind: "status"},
+  }),
+  publishBlock: route<{signedBlockContents: SignedBlockContents; fork?: ForkName}, number>({
+    method: "POST",
+    path: "/eth/v1/beacon/blocks",
+    version: 1,
+    tag: "Beacon",
+    args: {signedBlockContents: publishedBlockBody(), fork: {in: "header", name: "Eth-Consensus-Version", codec: optional(fork)}},
+    response: {kind: "status"},
+    legacy: {method: "post_v1_beacon_blocks", params: ["signedBlockContents"]},
+  }),
+};

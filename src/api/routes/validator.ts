@@ -1,0 +1,261 @@
+import {BooleanType, ContainerType, ListBasicType, type ValueOf} from "@chainsafe/ssz";
+import {
+  type ForkName,
+  MAX_COMMITTEES_PER_SLOT,
+  SYNC_COMMITTEE_SIZE,
+  TARGET_AGGREGATORS_PER_COMMITTEE,
+} from "@lodestar/params";
+import {ssz, type Attestation, type SignedAggregateAndProof, type altair, type phase0} from "@lodestar/types";
+import {
+  type BlockContents,
+  type ValidatorId,
+  type VersionMeta,
+  blockContentsType,
+  consensusBlockValueMeta,
+  dependentRootMeta,
+  executionOptimisticMeta,
+  executionPayloadBlindedMeta,
+  executionPayloadValueMeta,
+  flag,
+  fork,
+  forkType,
+  formatValidatorId,
+  graffiti,
+  listBody,
+  listData,
+  optional,
+  parseUint,
+  parseValidatorId,
+  root,
+  signature,
+  sszData,
+  stringListBody,
+  uint,
+  uint64,
+  versionMeta,
+  versionOnlyMeta,
+} from "../codecs.ts";
+import {route, type ParamDef} from "./types.ts";
+
+/** Routes of the Validator tag: duties, block and attestation production, aggregation, subscriptions. */
+
+export const ProposerDutyType = new ContainerType({pubkey: ssz.BLSPubkey, validatorIndex: ssz.ValidatorIndex, slot: ssz.Slot}, {jsonCase: "eth2"});
+export const AttesterDutyType = new ContainerType(
+  {
+    pubkey: ssz.BLSPubkey,
+    validatorIndex: ssz.ValidatorIndex,
+    committeeIndex: ssz.CommitteeIndex,
+    committeeLength: ssz.UintNum64,
+    committeesAtSlot: ssz.UintNum64,
+    validatorCommitteeIndex: ssz.UintNum64,
+    slot: ssz.Slot,
+  },
+  {jsonCase: "eth2"}
+);
+export const SyncDutyType = new ContainerType(
+  {pubkey: ssz.BLSPubkey, validatorIndex: ssz.ValidatorIndex, validatorSyncCommitteeIndices: new ListBasicType(ssz.CommitteeIndex, SYNC_COMMITTEE_SIZE)},
+  {jsonCase: "eth2"}
+);
+export type ProposerDuty = ValueOf<typeof ProposerDutyType>;
+export type AttesterDuty = ValueOf<typeof AttesterDutyType>;
+export type SyncDuty = ValueOf<typeof SyncDutyType>;
+
+export const BeaconCommitteeSubscriptionType = new ContainerType(
+  {validatorIndex: ssz.ValidatorIndex, committeeIndex: ssz.CommitteeIndex, committeesAtSlot: ssz.UintNum64, slot: ssz.Slot, isAggregator: new BooleanType()},
+  {jsonCase: "eth2"}
+);
+export const SyncCommitteeSubscriptionType = new ContainerType(
+  {validatorIndex: ssz.ValidatorIndex, syncCommitteeIndices: new ListBasicType(ssz.CommitteeIndex, SYNC_COMMITTEE_SIZE), untilEpoch: ssz.Epoch},
+  {jsonCase: "eth2"}
+);
+export const ProposerPreparationType = new ContainerType({validatorIndex: ssz.ValidatorIndex, feeRecipient: ssz.ExecutionAddress}, {jsonCase: "eth2"});
+export type BeaconCommitteeSubscription = ValueOf<typeof BeaconCommitteeSubscriptionType>;
+export type SyncCommitteeSubscription = ValueOf<typeof SyncCommitteeSubscriptionType>;
+export type ProposerPreparation = ValueOf<typeof ProposerPreparationType>;
+
+export interface DutiesMeta {
+  dependentRoot: Uint8Array;
+  executionOptimistic: boolean;
+}
+const dutiesMeta = {dependentRoot: dependentRootMeta, executionOptimistic: executionOptimisticMeta};
+
+export interface ProduceBlockV3Meta extends VersionMeta {
+  executionPayloadBlinded: boolean;
+  /** wei */
+  executionPayloadValue: bigint;
+  /** wei */
+  consensusBlockValue: bigint;
+}
+
+export interface ProduceBlockArgs {
+  slot: number;
+  randaoReveal: Uint8Array;
+  /** 32 bytes; the node's graffiti when absent */
+  graffiti?: Uint8Array;
+  skipRandaoVerification?: boolean;
+}
+
+const epochArg = {in: "path", name: "epoch", codec: uint} as const;
+const slotQuery = {in: "query", name: "slot", codec: uint} as const;
+const forkHeader = {in: "header", name: "Eth-Consensus-Version", codec: fork} as const;
+const produceBlockArgs: {[K in keyof ProduceBlockArgs]-?: ParamDef<ProduceBlockArgs[K]>} = {
+  slot: {in: "path", name: "slot", codec: uint},
+  randaoReveal: {in: "query", name: "randao_reveal", codec: signature},
+  graffiti: {in: "query", name: "graffiti", codec: optional(graffiti)},
+  skipRandaoVerification: {in: "query", name: "skip_randao_verification", codec: flag},
+};
+const AGGREGATES_LIMIT = MAX_COMMITTEES_PER_SLOT * TARGET_AGGREGATORS_PER_COMMITTEE;
+
+export const validatorRoutes = {
+  getProposerDuties: route<{epoch: number}, ProposerDuty[], DutiesMeta>({
+    method: "GET",
+    path: "/eth/v1/validator/duties/proposer/{epoch}",
+    version: 1,
+    tag: "Validator",
+    args: {epoch: epochArg},
+    response: {kind: "data", data: listData(ProposerDutyType), meta: dutiesMeta},
+    legacy: {method: "get_v1_validator_duties_proposer", params: ["epoch"]},
+  }),
+  /** The body lists validator indices; 0x public keys are accepted too (the product spec's clients send them). */
+  getAttesterDuties: route<{epoch: number; validators: ValidatorId[]}, AttesterDuty[], DutiesMeta>({
+    method: "POST",
+    path: "/eth/v1/validator/duties/attester/{epoch}",
+    version: 1,
+    tag: "Validator",
+    args: {epoch: epochArg, validators: stringListBody("validator indices or public keys", parseValidatorId, formatValidatorId)},
+    response: {kind: "data", data: listData(AttesterDutyType), meta: dutiesMeta},
+    legacy: {method: "get_v1_validator_duties_attester", params: ["epoch", "validators"]},
+  }),
+  getSyncCommitteeDuties: route<{epoch: number; indices: number[]}, SyncDuty[], {executionOptimistic: boolean}>({
+    method: "POST",
+    path: "/eth/v1/validator/duties/sync/{epoch}",
+    version: 1,
+    tag: "Validator",
+    args: {epoch: epochArg, indices: stringListBody("validator indices", parseUint, String)},
+    response: {kind: "data", data: listData(SyncDutyType), meta: {executionOptimistic: executionOptimisticMeta}},
+  }),
+  produceBlockV3: route<ProduceBlockArgs & {builderBoostFactor?: bigint}, BlockContents, ProduceBlockV3Meta>({
+    method: "GET",
+    path: "/eth/v3/validator/blocks/{slot}",
+    version: 3,
+    tag: "Validator",
+    args: {...produceBlockArgs, builderBoostFactor: {in: "query", name: "builder_boost_factor", codec: optional(uint64)}},
+    response: {
+      kind: "data",
+      data: sszData((meta) => {
+        if (meta.executionPayloadBlinded) throw new Error("blinded blocks are not supported");
+        return blockContentsType(meta.version);
+      }, {ssz: true}),
+      meta: {
+        version: versionMeta,
+        executionPayloadBlinded: executionPayloadBlindedMeta,
+        executionPayloadValue: executionPayloadValueMeta,
+        consensusBlockValue: consensusBlockValueMeta,
+      },
+    },
+  }),
+  /** Removed from the standard API in v3; the product spec's block production endpoint. */
+  produceBlockV2: route<ProduceBlockArgs, BlockContents, VersionMeta>({
+    method: "GET",
+    path: "/eth/v2/validator/blocks/{slot}",
+    version: 2,
+    tag: "Validator",
+    args: produceBlockArgs,
+    response: {kind: "data", data: sszData((meta) => blockContentsType(meta.version), {ssz: true}), meta: versionOnlyMeta},
+    legacy: {method: "get_v1_validator_block", params: ["slot", "randaoReveal", "graffiti"]},
+  }),
+  produceAttestationData: route<{slot: number; committeeIndex: number}, phase0.AttestationData>({
+    method: "GET",
+    path: "/eth/v1/validator/attestation_data",
+    version: 1,
+    tag: "Validator",
+    args: {slot: slotQuery, committeeIndex: {in: "query", name: "committee_index", codec: uint}},
+    response: {kind: "data", data: sszData(() => ssz.phase0.AttestationData, {ssz: true}), meta: {}},
+    legacy: {method: "get_v1_validator_attestation_data", params: ["slot", "committeeIndex"]},
+  }),
+  getAggregatedAttestationV2: route<{attestationDataRoot: Uint8Array; slot: number; committeeIndex: number}, Attestation, VersionMeta>({
+    method: "GET",
+    path: "/eth/v2/validator/aggregate_attestation",
+    version: 2,
+    tag: "Validator",
+    args: {
+      attestationDataRoot: {in: "query", name: "attestation_data_root", codec: root},
+      slot: slotQuery,
+      committeeIndex: {in: "query", name: "committee_index", codec: uint},
+    },
+    response: {kind: "data", data: sszData((meta) => forkType(meta.version, "Attestation"), {ssz: true}), meta: versionOnlyMeta},
+  }),
+  /** Removed from the standard API in v4 (pre-electra only); the product spec's aggregate endpoint. */
+  getAggregatedAttestation: route<{attestationDataRoot: Uint8Array; slot: number}, phase0.Attestation>({
+    method: "GET",
+    path: "/eth/v1/validator/aggregate_attestation",
+    version: 1,
+    tag: "Validator",
+    args: {attestationDataRoot: {in: "query", name: "attestation_data_root", codec: root}, slot: slotQuery},
+    response: {kind: "data", data: sszData(() => ssz.phase0.Attestation, {ssz: false}), meta: {}},
+    legacy: {method: "get_v1_validator_aggregate_attestation", params: ["slot", "attestationDataRoot"]},
+  }),
+  publishAggregateAndProofsV2: route<{signedAggregateAndProofs: SignedAggregateAndProof[]; fork: ForkName}>({
+    method: "POST",
+    path: "/eth/v2/validator/aggregate_and_proofs",
+    version: 2,
+    tag: "Validator",
+    args: {signedAggregateAndProofs: listBody(({fork}) => forkType(fork, "SignedAggregateAndProof"), AGGREGATES_LIMIT), fork: forkHeader},
+    response: {kind: "empty"},
+  }),
+  /** Removed from the standard API in v4 (pre-electra only); kept for the product spec's clients. */
+  publishAggregateAndProofs: route<{signedAggregateAndProofs: phase0.SignedAggregateAndProof[]}>({
+    method: "POST",
+    path: "/eth/v1/validator/aggregate_and_proofs",
+    version: 1,
+    tag: "Validator",
+    args: {signedAggregateAndProofs: listBody(() => ssz.phase0.SignedAggregateAndProof)},
+    response: {kind: "empty"},
+    legacy: {method: "post_v1_validator_aggregate_and_proofs", params: ["signedAggregateAndProofs"]},
+  }),
+  prepareBeaconCommitteeSubnet: route<{subscriptions: BeaconCommitteeSubscription[]}>({
+    method: "POST",
+    path: "/eth/v1/validator/beacon_committee_subscriptions",
+    version: 1,
+    tag: "Validator",
+    args: {subscriptions: listBody(() => BeaconCommitteeSubscriptionType)},
+    response: {kind: "empty"},
+    legacy: {method: "post_v1_validator_beacon_committee_subscriptions", params: ["subscriptions"]},
+  }),
+  prepareSyncCommitteeSubnets: route<{subscriptions: SyncCommitteeSubscription[]}>({
+    method: "POST",
+    path: "/eth/v1/validator/sync_committee_subscriptions",
+    version: 1,
+    tag: "Validator",
+    args: {subscriptions: listBody(() => SyncCommitteeSubscriptionType)},
+    response: {kind: "empty"},
+  }),
+  produceSyncCommitteeContribution: route<{slot: number; subcommitteeIndex: number; beaconBlockRoot: Uint8Array}, altair.SyncCommitteeContribution>({
+    method: "GET",
+    path: "/eth/v1/validator/sync_committee_contribution",
+    version: 1,
+    tag: "Validator",
+    args: {
+      slot: slotQuery,
+      subcommitteeIndex: {in: "query", name: "subcommittee_index", codec: uint},
+      beaconBlockRoot: {in: "query", name: "beacon_block_root", codec: root},
+    },
+    response: {kind: "data", data: sszData(() => ssz.altair.SyncCommitteeContribution, {ssz: false}), meta: {}},
+  }),
+  publishContributionAndProofs: route<{contributionAndProofs: altair.SignedContributionAndProof[]}>({
+    method: "POST",
+    path: "/eth/v1/validator/contribution_and_proofs",
+    version: 1,
+    tag: "Validator",
+    args: {contributionAndProofs: listBody(() => ssz.altair.SignedContributionAndProof)},
+    response: {kind: "empty"},
+  }),
+  prepareBeaconProposer: route<{preparations: ProposerPreparation[]}>({
+    method: "POST",
+    path: "/eth/v1/validator/prepare_beacon_proposer",
+    version: 1,
+    tag: "Validator",
+    args: {preparations: listBody(() => ProposerPreparationType)},
+    response: {kind: "empty"},
+  }),
+};

@@ -1,0 +1,113 @@
+import express, {type ErrorRequestHandler, type Request, type RequestHandler, type Response} from "express";
+import {once} from "node:events";
+import type {AddressInfo} from "node:net";
+import {getLogger} from "../../log.ts";
+import {handlers, type ApiContext} from "../impl/index.ts";
+import {routes} from "../routes/index.ts";
+import type {Route} from "../routes/types.ts";
+import type {WireRequest, WireResponse} from "../wire.ts";
+import {createRouteHandler, errorResponse, type RouteHandler} from "./routeHandler.ts";
+
+/** The REST server: an express app with one generic handler per table entry. */
+
+export interface RestServerOptions {
+  port: number;
+  address: string;
+  /** sets `Access-Control-Allow-Origin` (and answers CORS preflights) when given */
+  allowOrigin?: string;
+  /** largest accepted request body, in bytes or as "20mb" */
+  bodyLimit?: number | string;
+}
+
+export interface RestServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Blocks with blobs are the largest bodies. */
+const DEFAULT_BODY_LIMIT = "20mb";
+const log = getLogger("api");
+
+/** The handler of every route, by operationId: what the express app and the in-process transport call. */
+export function createApiHandlers(ctx: ApiContext): Record<string, RouteHandler> {
+  const all = handlers as unknown as Record<string, (args: unknown, ctx: ApiContext) => Promise<unknown>>;
+  return Object.fromEntries(Object.values(routes as Record<string, Route>).map((r) => [r.operationId, createRouteHandler(r, all[r.operationId], ctx)]));
+}
+
+/** A client transport that runs the server's own handlers without a socket. */
+export function inProcessTransport(ctx: ApiContext): (route: Route, req: WireRequest) => Promise<WireResponse> {
+  const byId = createApiHandlers(ctx);
+  return (route, req) => byId[route.operationId](req);
+}
+
+function toWireRequest(req: Request): WireRequest {
+  return {
+    params: req.params as Record<string, string>,
+    query: req.query as Record<string, string | string[]>,
+    headers: req.headers,
+    // a plain Uint8Array view, as the in-process transport passes (SSZ values then hold no Buffers)
+    body: Buffer.isBuffer(req.body) ? new Uint8Array(req.body.buffer, req.body.byteOffset, req.body.byteLength) : undefined,
+  };
+}
+
+function send(res: Response, wire: WireResponse): void {
+  res.status(wire.status);
+  for (const [name, value] of Object.entries(wire.headers)) res.setHeader(name, value);
+  res.end(wire.body);
+}
+
+function cors(origin: string): RequestHandler {
+  return (req, res, next) => {
+    res.setHeader("Access-Control-Allow-Origin", origin);
+    res.setHeader("Access-Control-Expose-Headers", "*");
+    if (req.method !== "OPTIONS") return next();
+    res.setHeader("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    res.setHeader("Access-Control-Allow-Headers", "Content-Type, Accept, Eth-Consensus-Version");
+    res.status(204).end();
+  };
+}
+
+/** Errors raised before a route handler runs (body too large, unreadable body), in the spec's error shape. */
+const bodyErrors: ErrorRequestHandler = (err, _req, res, _next) => {
+  const status = typeof err?.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;
+  if (status === 500) log.error({err}, "Error reading request");
+  send(res, errorResponse(status, {code: status, message: status === 500 ? "Internal server error" : String(err.message)}));
+};
+
+export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLimit">, ctx: ApiContext): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("query parser", "simple");
+  if (opts.allowOrigin) app.use(cors(opts.allowOrigin));
+  app.use(express.raw({type: () => true, limit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT}));
+  const byId = createApiHandlers(ctx);
+  for (const route of Object.values(routes as Record<string, Route>)) {
+    const handle = byId[route.operationId];
+    const expressPath = route.path.replace(/\{(\w+)\}/g, ":$1");
+    const method = route.method === "GET" ? "get" : "post";
+    app[method](expressPath, async (req, res) => {
+      const wire = await handle(toWireRequest(req));
+      log.debug({method: req.method, path: req.path, status: wire.status}, route.operationId);
+      send(res, wire);
+    });
+  }
+  app.use((req, res) => send(res, errorResponse(404, {code: 404, message: `Route not found: ${req.method} ${req.path}`})));
+  app.use(bodyErrors);
+  return app;
+}
+
+/** Starts the REST server; `port` 0 picks a free port (the one bound is returned). */
+export async function startRestServer(opts: RestServerOptions, ctx: ApiContext): Promise<RestServer> {
+  const server = createApp(opts, ctx).listen(opts.port, opts.address);
+  await Promise.race([once(server, "listening"), once(server, "error").then(([err]) => Promise.reject(err))]);
+  const {port} = server.address() as AddressInfo;
+  log.info({address: opts.address, port}, "REST API listening");
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

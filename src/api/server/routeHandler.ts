@@ -1,0 +1,95 @@
+import type {ChainForkConfig} from "@lodestar/config";
+import {ApiError, badRequest, renderError} from "../errors.ts";
+import type {BodyDef, ParamDef, Route, WireFormat} from "../routes/types.ts";
+import {MEDIA_TYPE, type WireRequest, type WireResponse} from "../wire.ts";
+import {requestFormat, responseFormat} from "./negotiation.ts";
+
+/**
+ * The one generic handler: negotiate, parse every argument with the route's codecs, call the
+ * route's handler, format its result with the route's codecs, and render any error once.
+ */
+
+export type RouteHandler = (req: WireRequest) => Promise<WireResponse>;
+type AnyHandler = (args: any, ctx: any) => Promise<any>;
+
+function headerValue(req: WireRequest, name: string): string | undefined {
+  const value = req.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(",") : value;
+}
+
+function rawParam(req: WireRequest, def: ParamDef<unknown>): string[] | undefined {
+  const value = def.in === "path" ? req.params[def.name] : def.in === "query" ? req.query[def.name] : headerValue(req, def.name);
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value : [value];
+}
+
+function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, others: Record<string, unknown>, config: ChainForkConfig): unknown {
+  const contentType = headerValue(req, "content-type");
+  const format = requestFormat(contentType, def.ssz !== undefined);
+  if (format === null) throw new ApiError(415, `Unsupported Content-Type: ${contentType}`);
+  if (!req.body || req.body.length === 0) throw badRequest("Missing request body");
+  let json: unknown;
+  if (format === "json") {
+    try {
+      json = JSON.parse(new TextDecoder().decode(req.body));
+    } catch (e) {
+      throw badRequest(`Invalid JSON body: ${(e as Error).message}`);
+    }
+  }
+  try {
+    return format === "json" ? def.fromJson(json, others, config) : def.ssz!.deserialize(req.body, others, config);
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    throw badRequest(`Invalid request body: ${(e as Error).message}`);
+  }
+}
+
+/** Every argument of the route, parameters first (a body may depend on them, e.g. on the fork header). */
+export function parseArgs(route: Route, req: WireRequest, config: ChainForkConfig): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  let body: [string, BodyDef<unknown, unknown>] | undefined;
+  for (const [key, def] of Object.entries(route.args as Record<string, ParamDef<unknown> | BodyDef<unknown, unknown>>)) {
+    if (def.in === "body") body = [key, def];
+    else args[key] = def.codec.parse(rawParam(req, def), def.name);
+  }
+  if (body) args[body[0]] = parseBody(req, body[1], args, config);
+  return args;
+}
+
+function formatResult(route: Route, result: {data?: unknown; meta?: Record<string, unknown>} | undefined, format: WireFormat): WireResponse {
+  const response = route.response;
+  if (response.kind === "empty") return {status: 200, headers: {}};
+  if (response.kind === "status") return {status: result!.data as number, headers: {}};
+  const meta = result!.meta ?? {};
+  const headers: Record<string, string> = {"Content-Type": MEDIA_TYPE[format]};
+  const json: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(response.meta as Record<string, {json: string; header: string; toJson(v: unknown): unknown; toHeader(v: unknown): string}>)) {
+    headers[field.header] = field.toHeader(meta[key]);
+    json[field.json] = field.toJson(meta[key]);
+  }
+  if (format === "ssz") return {status: 200, headers, body: response.data.ssz!.serialize(result!.data, meta)};
+  json.data = response.data.toJson(result!.data, meta);
+  return {status: 200, headers, body: JSON.stringify(json)};
+}
+
+export function errorResponse(status: number, body: unknown): WireResponse {
+  return {status, headers: {"Content-Type": MEDIA_TYPE.json}, body: JSON.stringify(body)};
+}
+
+/** The handler of one route, bound to its implementation and the context. */
+export function createRouteHandler<Ctx extends {chain: {config: ChainForkConfig}}>(route: Route, handler: AnyHandler, ctx: Ctx): RouteHandler {
+  const response = route.response;
+  const sszResponse = response.kind === "data" && response.data.ssz !== undefined;
+  return async (req) => {
+    try {
+      // only responses with a body are negotiated; empty answers suit any Accept
+      const format = response.kind === "data" ? responseFormat(headerValue(req, "accept"), sszResponse) : "json";
+      if (format === null) throw new ApiError(406, "Accepted media type not supported");
+      const args = parseArgs(route, req, ctx.chain.config);
+      return formatResult(route, await handler(args, ctx), format);
+    } catch (err) {
+      const {status, body} = renderError(err, route.operationId);
+      return errorResponse(status, body);
+    }
+  };
+}

@@ -1,0 +1,89 @@
+import type {ValidatorBeaconApi} from "../validator/beaconApi.ts";
+import type {ApiClient} from "./client.ts";
+import {blockId} from "./codecs.ts";
+
+/**
+ * The validator client's view of the Beacon API over the route-table client. Each method names
+ * one operationId and reshapes its answer; paths, JSON and SSZ are the table's business.
+ */
+export function createValidatorBeaconApi(client: ApiClient): ValidatorBeaconApi {
+  return {
+    async getGenesis() {
+      return (await client.request("getGenesis", {})).data;
+    },
+
+    async getSpec() {
+      // list values (BLOB_SCHEDULE) are JSON arrays; chainConfigFromJson reads them as they are
+      return (await client.request("getSpec", {})).data as Record<string, string>;
+    },
+
+    async getValidators(pubkeys) {
+      const {data} = await client.request("postStateValidators", {stateId: "head", filter: {ids: pubkeys, statuses: []}});
+      return data.map(({index, status, validator}) => ({index, pubkey: validator.pubkey, status}));
+    },
+
+    async getProposerDuties(epoch) {
+      const {data, meta} = await client.request("getProposerDuties", {epoch});
+      return {dependentRoot: meta.dependentRoot, duties: data};
+    },
+
+    async getAttesterDuties(epoch, indices) {
+      const {data, meta} = await client.request("getAttesterDuties", {epoch, validators: indices});
+      return {dependentRoot: meta.dependentRoot, duties: data};
+    },
+
+    async getSyncCommitteeDuties(epoch, indices) {
+      return (await client.request("getSyncCommitteeDuties", {epoch, indices})).data;
+    },
+
+    async produceBlock(slot, randaoReveal, graffiti) {
+      const {data, meta} = await client.request("produceBlockV3", {slot, randaoReveal, graffiti});
+      return {block: data.block, fork: meta.version};
+    },
+
+    async publishBlock(signedBlock, fork) {
+      await client.request("publishBlockV2", {signedBlockContents: {signedBlock, kzgProofs: [], blobs: []}, broadcastValidation: "gossip", fork});
+    },
+
+    async produceAttestationData(committeeIndex, slot) {
+      return (await client.request("produceAttestationData", {slot, committeeIndex})).data;
+    },
+
+    async submitAttestations(attestations, fork) {
+      await client.request("submitPoolAttestationsV2", {attestations, fork});
+    },
+
+    async getAggregatedAttestation(attestationDataRoot, slot, committeeIndex) {
+      const {data, meta} = await client.request("getAggregatedAttestationV2", {attestationDataRoot, slot, committeeIndex});
+      return {attestation: data, fork: meta.version};
+    },
+
+    async publishAggregateAndProofs(signedAggregateAndProofs, fork) {
+      await client.request("publishAggregateAndProofsV2", {signedAggregateAndProofs, fork});
+    },
+
+    async prepareBeaconCommitteeSubnet(subscriptions) {
+      await client.request("prepareBeaconCommitteeSubnet", {subscriptions});
+    },
+
+    async getBlockRoot(id) {
+      return (await client.request("getBlockRoot", {blockId: blockId.parse([id], "block_id")})).data.root;
+    },
+
+    async submitSyncCommitteeMessages(messages) {
+      await client.request("submitPoolSyncCommitteeSignatures", {messages});
+    },
+
+    async produceSyncCommitteeContribution(slot, subcommitteeIndex, beaconBlockRoot) {
+      return (await client.request("produceSyncCommitteeContribution", {slot, subcommitteeIndex, beaconBlockRoot})).data;
+    },
+
+    async publishContributionAndProofs(contributionAndProofs) {
+      await client.request("publishContributionAndProofs", {contributionAndProofs});
+    },
+
+    async prepareBeaconProposer(preparations) {
+      await client.request("prepareBeaconProposer", {preparations});
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import {afterAll, describe, expect, it} from "@jest/globals";
+import {NodeProcess, getJson, tempDataDir} from "./nodeProcess.ts";
+
+const SECONDS_PER_SLOT = 2;
+const args = (dir: string) => ["node", "--rest", "--rest-port", "0", "--data-dir", dir, "--seconds-per-slot", String(SECONDS_PER_SLOT)];
+
+async function chainView(url: string) {
+  const genesis = await getJson(url, "/eth/v1/beacon/genesis");
+  const head = await getJson(url, "/eth/v1/beacon/headers/head");
+  const fc = await getJson(url, "/eth/v1/beacon/states/head/finality_checkpoints");
+  return {
+    genesisTime: genesis.body.data.genesis_time as string,
+    genesisValidatorsRoot: genesis.body.data.genesis_validators_root as string,
+    headSlot: Number(head.body.data.header.message.slot),
+    finalized: fc.body.data.finalized as {epoch: string; root: string},
+  };
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | null>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => null);
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Restarts keep the chain: same genesis, head and finality continue, no replay from genesis. */
+describe("restart on the same data dir", () => {
+  const data = tempDataDir("restart");
+  const nodes: NodeProcess[] = [];
+  afterAll(async () => {
+    for (const node of nodes) await node.stop("SIGKILL");
+    data.remove();
+  });
+
+  it(
+    "after SIGTERM, and after SIGKILL in the middle of a block import",
+    async () => {
+      const first = new NodeProcess(args(data.dir));
+      nodes.push(first);
+      const url1 = await first.restUrl();
+      const before = await waitFor("finality", 240_000, async () => {
+        const view = await chainView(url1);
+        return Number(view.finalized.epoch) >= 1 ? view : null;
+      });
+      expect((await first.stop("SIGTERM")).code).toBe(0);
+      expect(first.logs.some((l) => l.msg === "stopped")).toBe(true);
+
+      // Second start: resumes from the archived finalized state, not from genesis.
+      const crashSlot = before.headSlot + 4;
+      const second = new NodeProcess(args(data.dir), {BEACON_GATEWAY_FAILPOINT: `import:after-store@${crashSlot}`});
+      nodes.push(second);
+      const ready = await second.waitForLog((l) => l.msg === "chain ready", 60_000, "chain ready");
+      expect(Number(ready.anchorSlot)).toBeGreaterThan(0);
+      expect(Number(ready.headSlot)).toBeGreaterThanOrEqual(before.headSlot);
+      const url2 = await second.restUrl();
+      const afterSigterm = await chainView(url2);
+      expect(afterSigterm.genesisTime).toBe(before.genesisTime);
+      expect(afterSigterm.genesisValidatorsRoot).toBe(before.genesisValidatorsRoot);
+      expect(Number(afterSigterm.finalized.epoch)).toBeGreaterThanOrEqual(Number(before.finalized.epoch));
+
+      // The failpoint kills it right after the block of crashSlot is stored, before fork choice sees it.
+      const crashed = await second.exited;
+      expect(crashed.signal).toBe("SIGKILL");
+
+      const third = new NodeProcess(args(data.dir));
+      nodes.push(third);
+      const url3 = await third.restUrl();
+      const afterCrash = await chainView(url3);
+      expect(afterCrash.genesisTime).toBe(before.genesisTime);
+      expect(Number(afterCrash.finalized.epoch)).toBeGreaterThanOrEqual(Number(before.finalized.epoch));
+      // The chain continues: the head moves past the crash slot.
+      await waitFor("head past the crash", 60_000, async () => ((await chainView(url3)).headSlot > crashSlot + 2 ? true : null));
+      expect((await third.stop("SIGTERM")).code).toBe(0);
+    },
+    420_000
+  );
+});
