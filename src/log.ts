@@ -77,19 +77,24 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
-/** Owns the topic loggers; `apply` changes every topic's level at run time. */
+/**
+ * Owns the topic loggers; `apply` changes every topic's level at run time. Loggers may be
+ * taken at module load, before the command line is read: `configure` later switches format,
+ * destination and levels under them.
+ */
 export class LogManager {
   private readonly root: Logger<"notice">;
   private readonly topics = new Map<string, TopicLogger>();
   private directive: LogDirective;
+  private format: "text" | "json";
+  private destination: NodeJS.WritableStream;
 
   constructor(opts: LoggerOptions) {
     this.directive = opts.directive;
-    const destination = opts.destination ?? (opts.format === "text" ? textStream(process.stdout) : process.stdout);
-    this.root = pino<"notice">(
-      {level: "trace", customLevels: {notice: 35}, base: undefined, timestamp: pino.stdTimeFunctions.isoTime},
-      opts.format === "text" && opts.destination ? textStream(opts.destination) : destination
-    );
+    this.format = opts.format;
+    this.destination = opts.destination ?? process.stdout;
+    const sink = {write: (line: string) => this.destination.write(this.format === "text" ? toTextLine(line) : line)};
+    this.root = pino<"notice">({level: "trace", customLevels: {notice: 35}, base: undefined, timestamp: pino.stdTimeFunctions.isoTime}, sink);
   }
 
   get(topic: string): TopicLogger {
@@ -100,6 +105,12 @@ export class LogManager {
       this.topics.set(topic, logger);
     }
     return logger;
+  }
+
+  configure(opts: LoggerOptions): void {
+    this.format = opts.format;
+    this.destination = opts.destination ?? process.stdout;
+    this.apply(opts.directive);
   }
 
   apply(directive: LogDirective): void {
@@ -114,41 +125,31 @@ export class LogManager {
 
 const LEVEL_LABEL: Record<number, string> = {10: "TRC", 20: "DBG", 30: "INF", 35: "NOT", 40: "WRN", 50: "ERR", 60: "FAT"};
 
-/** A small line formatter for `--log-format text`: `time LVL topic message key=value ...`. */
-function textStream(out: NodeJS.WritableStream): NodeJS.WritableStream {
-  return {
-    write(chunk: string) {
-      let line: string;
-      try {
-        const {time, level, topic, msg, ...rest} = JSON.parse(chunk);
-        const fields = Object.entries(rest)
-          .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
-          .join(" ");
-        line = `${time} ${LEVEL_LABEL[level] ?? level} ${(topic ?? "node").padEnd(10)} ${msg ?? ""}${fields ? " " + fields : ""}\n`;
-      } catch {
-        line = chunk;
-      }
-      return out.write(line);
-    },
-  } as unknown as NodeJS.WritableStream;
+/** `--log-format text`: `time LVL topic message key=value ...`. */
+function toTextLine(json: string): string {
+  try {
+    const {time, level, topic, msg, ...rest} = JSON.parse(json);
+    const fields = Object.entries(rest)
+      .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+      .join(" ");
+    return `${time} ${LEVEL_LABEL[level] ?? level} ${(topic ?? "node").padEnd(10)} ${msg ?? ""}${fields ? " " + fields : ""}\n`;
+  } catch {
+    return json;
+  }
 }
 
-let defaultManager: LogManager | null = null;
+/** The process-wide log manager, INFO text logs to stdout until `initLogging` configures it. */
+const manager = new LogManager({directive: parseLogDirective(process.env.LOG_LEVEL ?? "INFO"), format: "text"});
 
-/** The process-wide log manager; created on first use with INFO text logs unless `initLogging` ran first. */
 export function initLogging(opts: LoggerOptions): LogManager {
-  defaultManager = new LogManager(opts);
-  return defaultManager;
+  manager.configure(opts);
+  return manager;
 }
 
 export function getLogger(topic: string): TopicLogger {
-  if (!defaultManager) {
-    defaultManager = new LogManager({directive: parseLogDirective(process.env.LOG_LEVEL ?? "INFO"), format: "text"});
-  }
-  return defaultManager.get(topic);
+  return manager.get(topic);
 }
 
 export function logManager(): LogManager {
-  getLogger("node");
-  return defaultManager!;
+  return manager;
 }

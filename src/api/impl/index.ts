@@ -2,6 +2,7 @@ import type {RouteTable} from "../routes/index.ts";
 import type {Handlers} from "../routes/types.ts";
 import {beaconHandlers} from "./beacon.ts";
 import {configHandlers} from "./config.ts";
+import {debugHandlers} from "./debug.ts";
 import type {ApiContext} from "./context.ts";
 import {nodeHandlers} from "./node.ts";
 import {poolHandlers} from "./pool.ts";
@@ -14,6 +15,7 @@ export const handlers: Handlers<RouteTable, ApiContext> = {
   ...beaconHandlers,
   ...poolHandlers,
   ...configHandlers,
+  ...debugHandlers,
   ...nodeHandlers,
   ...validatorHandlers,
 };

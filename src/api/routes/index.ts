@@ -1,5 +1,6 @@
 import {beaconRoutes} from "./beacon.ts";
 import {configRoutes} from "./config.ts";
+import {debugRoutes} from "./debug.ts";
 import {nodeRoutes} from "./node.ts";
 import {poolRoutes} from "./pool.ts";
 import type {Route, RouteDef} from "./types.ts";
@@ -7,9 +8,9 @@ import {validatorRoutes} from "./validator.ts";
 
 /** The whole route table, keyed by the spec's operationId. */
 
-const parts = [beaconRoutes, poolRoutes, configRoutes, nodeRoutes, validatorRoutes] as const;
+const parts = [beaconRoutes, poolRoutes, configRoutes, debugRoutes, nodeRoutes, validatorRoutes] as const;
 
-type Definitions = typeof beaconRoutes & typeof poolRoutes & typeof configRoutes & typeof nodeRoutes & typeof validatorRoutes;
+type Definitions = typeof beaconRoutes & typeof poolRoutes & typeof configRoutes & typeof debugRoutes & typeof nodeRoutes & typeof validatorRoutes;
 export type RouteTable = {[K in keyof Definitions]: Definitions[K] & {operationId: K}};
 export type OperationId = keyof RouteTable;
 

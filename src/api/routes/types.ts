@@ -93,7 +93,7 @@ export interface RouteDef<A, D, M> {
   path: string;
   /** the endpoint's own version (the `vN` of its path) */
   version: number;
-  tag: "Beacon" | "Config" | "Node" | "Validator";
+  tag: "Beacon" | "Config" | "Debug" | "Node" | "Validator";
   args: ArgsDef<A>;
   response: ResponseDef<D, M>;
   legacy?: LegacyDef<A>;
