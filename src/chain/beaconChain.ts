@@ -55,6 +55,8 @@ export class BeaconChain implements IBeaconChain {
   private readonly archiver: Archiver;
   private head: ProtoBlock;
   private anchorSlot: number;
+  /** the finalized epoch whose archiving has been done */
+  private finalizedEpoch: number;
   /** serialises imports: fork choice and the caches change one block at a time */
   private importQueue: Promise<unknown> = Promise.resolve();
   private readonly onSlotListener: (slot: number) => void;
@@ -92,6 +94,8 @@ export class BeaconChain implements IBeaconChain {
       getJustifiedBalances: (checkpoint) => this.justifiedBalances(checkpoint),
     });
     this.head = this.forkChoice.getHead();
+    this.finalizedEpoch = this.forkChoice.getFinalizedCheckpoint().epoch;
+    this.stateCache.setPinned([anchorRoot]);
     this.archiver = new Archiver(config, db, () => this.getHeadState().epochCtx.pubkeyCache);
     this.pools = new OperationPools({
       config,
@@ -194,21 +198,26 @@ export class BeaconChain implements IBeaconChain {
   }
 
   importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock> {
-    const result = this.importQueue.then(() => this.importBlockNow(signedBlock, false));
-    this.importQueue = result.catch(() => undefined);
-    return result;
+    return this.serialized(() => this.importBlockNow(signedBlock, false));
   }
 
   /** Blocks read back from our own database at start-up: verified when first imported. */
   importTrustedBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock> {
-    const result = this.importQueue.then(() => this.importBlockNow(signedBlock, true));
+    return this.serialized(() => this.importBlockNow(signedBlock, true));
+  }
+
+  /** Runs `task` after every earlier import, tick or finalization has finished. */
+  private serialized<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.importQueue.then(task);
     this.importQueue = result.catch(() => undefined);
     return result;
   }
 
   async produceBlock(args: ProduceBlockArgs): Promise<ProducedBlock> {
-    this.forkChoice.onTick(this.currentSlot());
-    const head = this.recomputeHead();
+    const head = await this.serialized(async () => {
+      this.forkChoice.onTick(this.currentSlot());
+      return this.updateHeadAndFinality();
+    });
     const preState = await this.regen.getStateAtSlot(head.blockRoot, args.slot);
     if (!preState) throw new Error(`no state for head ${head.blockRoot}`);
     return produceBlock(
@@ -276,10 +285,7 @@ export class BeaconChain implements IBeaconChain {
     }
 
     this.emitter.emit("block", {slot: block.slot, block: blockRoot});
-    const oldFinalized = finalized;
-    const newHead = this.recomputeHead();
-    const newFinalized = this.forkChoice.getFinalizedCheckpoint();
-    if (newFinalized.epoch > oldFinalized.epoch) await this.onFinalized(newFinalized);
+    const newHead = await this.updateHeadAndFinality();
     if (!trusted) {
       log.info({slot: block.slot, root: rootHex, proposer: block.proposerIndex, attestations: block.body.attestations.length, head: newHead.blockRoot === rootHex}, "imported block");
     }
@@ -353,9 +359,25 @@ export class BeaconChain implements IBeaconChain {
     log.info({epoch: checkpoint.epoch, root: checkpoint.root}, "finalized");
   }
 
+  /**
+   * Fork choice may move the head, and at an epoch start realize new checkpoints: after each
+   * change, record the head and, once a new epoch is finalized, archive and prune.
+   */
+  private async updateHeadAndFinality(): Promise<ProtoBlock> {
+    const head = this.recomputeHead();
+    const finalized = this.forkChoice.getFinalizedCheckpoint();
+    if (finalized.epoch > this.finalizedEpoch) {
+      this.finalizedEpoch = finalized.epoch;
+      await this.onFinalized(finalized);
+    }
+    return head;
+  }
+
   private onSlot(slot: number): void {
-    this.forkChoice.onTick(slot);
-    this.recomputeHead();
+    void this.serialized(async () => {
+      this.forkChoice.onTick(slot);
+      await this.updateHeadAndFinality();
+    }).catch((e: Error) => log.error({slot, err: e.message}, "slot processing failed"));
     this.pools.prune(slot);
   }
 
