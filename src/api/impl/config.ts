@@ -1,3 +1,4 @@
+import {DEV_FORKS} from "../../config/forks.ts";
 import {chainConfigToJson, specValuesToJson} from "@lodestar/config";
 import * as params from "@lodestar/params";
 import type {configRoutes} from "../routes/config.ts";
@@ -61,7 +62,10 @@ export const configHandlers: Handlers<typeof configRoutes, ApiContext> = {
 
   async getForkSchedule(_args, {chain}) {
     return {
-      data: chain.config.forksAscendingEpochOrder.map((fork) => ({previousVersion: fork.prevVersion, currentVersion: fork.version, epoch: fork.epoch})),
+      // The forks this node implements (phase0..fulu), scheduled or not; later library forks are not ours to announce.
+      data: chain.config.forksAscendingEpochOrder
+        .filter((fork) => (DEV_FORKS as readonly string[]).includes(fork.name))
+        .map((fork) => ({previousVersion: fork.prevVersion, currentVersion: fork.version, epoch: fork.epoch})),
     };
   },
 
