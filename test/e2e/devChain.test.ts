@@ -53,6 +53,18 @@ describe("dev chain, end to end", () => {
       }
       expect(withBlock / headSlot).toBeGreaterThanOrEqual(0.95);
 
+      // Any state the node still has: finalized history is replayed from the archive.
+      const finalizedSlot = finalizedEpoch * SLOTS_PER_EPOCH;
+      for (const slot of [1, 2, Math.floor(finalizedSlot / 2), finalizedSlot - 1, headSlot - 1]) {
+        const header = await getJson(url, `/eth/v1/beacon/headers/${slot}`);
+        if (header.status !== 200) continue;
+        const stateRoot = await getJson(url, `/eth/v1/beacon/states/${slot}/root`);
+        expect(stateRoot.status).toBe(200);
+        expect(stateRoot.body.data.root).toBe(header.body.data.header.message.state_root);
+        const byRoot = await getJson(url, `/eth/v1/beacon/states/${stateRoot.body.data.root}/finality_checkpoints`);
+        expect(byRoot.status).toBe(200);
+      }
+
       const res = await fetch(`${url}/eth/v2/debug/beacon/states/head`, {headers: {accept: "application/octet-stream"}});
       expect(res.status).toBe(200);
       expect(res.headers.get("eth-consensus-version")).toBe("fulu");
