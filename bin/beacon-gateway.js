@@ -5,7 +5,8 @@ const args = process.argv.slice(2);
 const presetAt = args.indexOf("--preset");
 const presetArg = args.find((a) => a.startsWith("--preset="))?.slice("--preset=".length) ?? (presetAt >= 0 ? args[presetAt + 1] : undefined);
 if (presetArg === "minimal" || presetArg === "mainnet") process.env.LODESTAR_PRESET = presetArg;
-else if (args[0] !== "validator") process.env.LODESTAR_PRESET ??= "minimal";
+// the validator client and the JSON-RPC proxy take the preset of the beacon node they talk to
+else if (args[0] !== "validator" && args[0] !== "compat") process.env.LODESTAR_PRESET ??= "minimal";
 
 const {main} = await import("../src/cli/main.ts");
 process.exitCode = await main(args);

@@ -53,6 +53,15 @@ export function parseLogDirective(text: string): LogDirective {
   return directive;
 }
 
+/** The directive as text, in the form parseLogDirective reads. */
+export function formatLogDirective(d: LogDirective): string {
+  const topics = (list: string[]) => (list.length === 0 ? "none" : list.join(","));
+  const sections = [d.level as string];
+  if (d.trace.length > 0) sections.push(`TRACE:${d.trace.join(",")}`);
+  if (d.required.length > 0 || d.disabled.length > 0) sections.push(`REQUIRED:${topics(d.required)}`, `DISABLED:${topics(d.disabled)}`);
+  return sections.join("; ");
+}
+
 const PINO_LEVEL: Record<LogLevelName, string> = {
   TRACE: "trace",
   DEBUG: "debug",

@@ -1,4 +1,5 @@
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
+import {computeEpochAtSlot} from "@lodestar/state-transition";
 import {join} from "node:path";
 import {mkdirSync} from "node:fs";
 import {Clock} from "./clock/clock.ts";
@@ -10,8 +11,9 @@ import type {BeaconChain} from "./chain/beaconChain.ts";
 import {getLogger, initLogging} from "./log.ts";
 import {graffitiBytes, type NodeOptions} from "./cli/options.ts";
 import {NodeSettings} from "./nodeSettings.ts";
+import {NodeIdentity} from "./network/identity.ts";
 import {inProcessTransport, startRestServer} from "./api/server/index.ts";
-import {createApiClient} from "./api/client.ts";
+import {createApiClient, type Transport} from "./api/client.ts";
 import {createValidatorBeaconApi} from "./api/validatorApi.ts";
 import {startValidatorClient} from "./validator/index.ts";
 import type {ApiContext} from "./api/impl/context.ts";
@@ -23,6 +25,8 @@ const GENESIS_DELAY_SECONDS = 3;
 export interface RunningNode {
   chain: BeaconChain;
   restPort: number | null;
+  /** the REST handlers without a socket (what the JSON-RPC layer calls in-process) */
+  api: Transport;
   stop(): Promise<void>;
 }
 
@@ -52,7 +56,12 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   );
   clock!.start();
 
-  const ctx: ApiContext = {chain, pools: chain.pools, node: settings.apiView(VERSION)};
+  const identity = await NodeIdentity.load(join(opts.dataDir, "network"), {
+    config: chain.config,
+    currentEpoch: () => computeEpochAtSlot(chain.currentSlot()),
+  });
+
+  const ctx: ApiContext = {chain, pools: chain.pools, node: {...settings.apiView(VERSION), identity}};
   const rest = opts.rest
     ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin ?? undefined}, ctx)
     : null;
@@ -70,6 +79,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   return {
     chain,
     restPort: rest?.port ?? null,
+    api: inProcessTransport(ctx),
     stop() {
       stopping ??= (async () => {
         log.info("stopping");

@@ -1,3 +1,5 @@
+import type {bellatrix} from "@lodestar/types";
+import {toHex} from "@lodestar/utils";
 import type {BeaconDb} from "./db/beaconDb.ts";
 
 const DEFAULT_GRAFFITI = new Uint8Array(32);
@@ -12,6 +14,8 @@ const DEFAULT_FEE_RECIPIENT = new Uint8Array(20);
  */
 export class NodeSettings {
   private feeRecipients = new Map<number, Uint8Array>();
+  /** builder registrations by 0x public key: kept, but with no builder connected nothing reads them */
+  private validatorRegistrations = new Map<string, bellatrix.ValidatorRegistrationV1>();
 
   private readonly db: BeaconDb;
   private current: Uint8Array;
@@ -45,6 +49,13 @@ export class NodeSettings {
     this.feeRecipients.set(validatorIndex, address);
   }
 
+  /** Keeps a validator's newest registration (by timestamp); an older one than kept is ignored. */
+  setValidatorRegistration(registration: bellatrix.ValidatorRegistrationV1): void {
+    const key = toHex(registration.pubkey);
+    const kept = this.validatorRegistrations.get(key);
+    if (!kept || kept.timestamp <= registration.timestamp) this.validatorRegistrations.set(key, registration);
+  }
+
   /** What API handlers may see of the node. */
   apiView(version: string) {
     return {
@@ -52,6 +63,7 @@ export class NodeSettings {
       graffiti: () => this.graffiti,
       setGraffiti: (value: Uint8Array) => this.setGraffiti(value),
       setProposerFeeRecipient: (index: number, address: Uint8Array) => this.setFeeRecipient(index, address),
+      setValidatorRegistration: (registration: bellatrix.ValidatorRegistrationV1) => this.setValidatorRegistration(registration),
     };
   }
 }

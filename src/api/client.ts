@@ -1,7 +1,8 @@
 import type {IndexedFailure} from "./errors.ts";
 import {routes, type OperationId, type RouteTable} from "./routes/index.ts";
 import type {ArgsOf, BodyDef, MetaField, ParamDef, ResultOf, Route, WireFormat} from "./routes/types.ts";
-import {MEDIA_TYPE, type WireRequest, type WireResponse} from "./wire.ts";
+import {EVENT_STREAM_MEDIA_TYPE, readSseEvents} from "./sse.ts";
+import {MEDIA_TYPE, isChunked, type WireRequest, type WireResponse} from "./wire.ts";
 
 /**
  * The API client, derived from the route table: it writes a request with the route's codecs,
@@ -60,11 +61,13 @@ export function writeRequest(route: Route, args: Record<string, unknown>, format
     else req.headers[def.name.toLowerCase()] = strings[0];
   }
   const sszResponse = route.response.kind === "data" && route.response.data.ssz !== undefined;
-  req.headers.accept = format === "ssz" && sszResponse ? ACCEPT_SSZ : MEDIA_TYPE.json;
+  req.headers.accept = route.response.kind === "events" ? EVENT_STREAM_MEDIA_TYPE : format === "ssz" && sszResponse ? ACCEPT_SSZ : MEDIA_TYPE.json;
   return req;
 }
 
-function bodyText(body: WireResponse["body"]): string {
+/** A response body as one string (JSON text in pieces joined). */
+export function bodyText(body: WireResponse["body"]): string {
+  if (isChunked(body)) return Array.from(body).join("");
   return body === undefined ? "" : typeof body === "string" ? body : new TextDecoder().decode(body);
 }
 
@@ -82,17 +85,23 @@ export function readResponse(route: Route, res: WireResponse): unknown {
   const response = route.response;
   if (response.kind === "empty") return undefined;
   if (response.kind === "status") return {data: res.status};
+  if (response.kind === "events") {
+    if (!res.eventStream) throw new Error(`${route.operationId}: expected an event stream`);
+    return {data: readSseEvents(res.eventStream, response.event)};
+  }
   const fields = Object.entries(response.meta as MetaDefs);
   const meta: Record<string, unknown> = {};
   let data: unknown;
   if ((headers["content-type"] ?? "").startsWith(MEDIA_TYPE.ssz)) {
     for (const [key, field] of fields) meta[key] = field.fromHeader(headers[field.header.toLowerCase()] ?? "");
-    if (!response.data.ssz || !(res.body instanceof Uint8Array)) throw new Error(`${route.operationId}: unexpected SSZ response`);
-    data = response.data.ssz.deserialize(res.body, meta);
+    // an empty list serializes to no bytes at all, which the HTTP transport gives as no body
+    const bytes = res.body === undefined ? new Uint8Array(0) : res.body;
+    if (!response.data.ssz || !(bytes instanceof Uint8Array)) throw new Error(`${route.operationId}: unexpected SSZ response`);
+    data = response.data.ssz.deserialize(bytes, meta);
   } else {
     const json = JSON.parse(bodyText(res.body)) as Record<string, unknown>;
     for (const [key, field] of fields) meta[key] = field.fromJson(json[field.json]);
-    data = response.data.fromJson(json.data, meta);
+    data = response.data.fromJson(response.unwrapped ? json : json.data, meta);
   }
   return fields.length > 0 ? {data, meta} : {data};
 }
@@ -118,6 +127,9 @@ export function httpTransport(baseUrl: string): Transport {
     }
     const res = await fetch(url, {method: route.method, headers: req.headers as Record<string, string>, body: req.body});
     const headers = Object.fromEntries(res.headers.entries());
+    if ((headers["content-type"] ?? "").startsWith(EVENT_STREAM_MEDIA_TYPE) && res.body) {
+      return {status: res.status, headers, eventStream: res.body.pipeThrough(new TextDecoderStream())};
+    }
     const body = (headers["content-type"] ?? "").startsWith(MEDIA_TYPE.ssz) ? new Uint8Array(await res.arrayBuffer()) : await res.text();
     return {status: res.status, headers, body: body.length === 0 ? undefined : body};
   };

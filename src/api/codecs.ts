@@ -111,13 +111,23 @@ export function parseFork(s: string): ForkName | undefined {
 export const fork = scalar<ForkName>("consensus version", parseFork, (v) => v);
 
 const GRAFFITI_BYTES = 32;
-/** Graffiti as 0x hex bytes or as plain UTF-8 text, right-padded with zeros to 32 bytes. */
-export function parseGraffiti(s: string): Uint8Array | undefined {
-  const bytes = s.startsWith("0x") ? (/^0x([0-9a-fA-F]{2})*$/.test(s) ? fromHex(s) : undefined) : new TextEncoder().encode(s);
-  if (bytes === undefined || bytes.length > GRAFFITI_BYTES) return undefined;
+/** Graffiti as 0x hex bytes or as plain UTF-8 text, right-padded with zeros to 32 bytes; throws with the reason. */
+export function graffitiFromText(s: string): Uint8Array {
+  if (s.startsWith("0x") && !/^0x([0-9a-fA-F]{2})*$/.test(s)) throw new Error(`graffiti ${JSON.stringify(s)} is not valid hex (0x and pairs of hex digits)`);
+  const bytes = s.startsWith("0x") ? fromHex(s) : new TextEncoder().encode(s);
+  if (bytes.length > GRAFFITI_BYTES) throw new Error(`graffiti is ${bytes.length} bytes, more than ${GRAFFITI_BYTES}`);
   const padded = new Uint8Array(GRAFFITI_BYTES);
   padded.set(bytes);
   return padded;
+}
+
+/** graffitiFromText, undefined for bad input (the query parameter's codec gives its own message). */
+export function parseGraffiti(s: string): Uint8Array | undefined {
+  try {
+    return graffitiFromText(s);
+  } catch {
+    return undefined;
+  }
 }
 export const graffiti = scalar<Uint8Array>(null, parseGraffiti, toHex);
 
@@ -233,6 +243,29 @@ export function stringListBody<T, O>(what: string, parse: (s: string) => T | und
   };
 }
 
+/** A body that is one ssz value, its type chosen by the other arguments (the `Eth-Consensus-Version` header) or fixed. */
+export function valueBody<T, O>(select: (others: O) => SszLike<T>): BodyDef<T, O> {
+  return {in: "body", fromJson: (json, others) => select(others).fromJson(json), toJson: (value, others) => select(others).toJson(value)};
+}
+
+/**
+ * A body that is text: `text/plain` (or form-encoded, field `formField`), or a JSON string.
+ * `parse` throws with the reason; an optional body left out is undefined.
+ */
+export function textBody<T, O>(formField: string, parse: (text: string) => T, format: (value: T) => string, opts: {optional?: boolean} = {}): BodyDef<T, O> {
+  return {
+    in: "body",
+    optional: opts.optional,
+    text: {formField, fromText: (text) => parse(text)},
+    fromJson(json) {
+      if (json === undefined && opts.optional) return undefined as T;
+      if (typeof json !== "string") throw new Error("expected a JSON string");
+      return parse(json);
+    },
+    toJson: (value) => (value === undefined ? undefined : format(value)),
+  };
+}
+
 /** A body parsed by hand (shapes that are not one ssz type). */
 export function customBody<T, O>(fromJson: (json: unknown) => T, toJson: (value: T) => unknown): BodyDef<T, O> {
   return {in: "body", fromJson: (json) => fromJson(json), toJson: (value) => toJson(value)};
@@ -253,6 +286,11 @@ export function sszData<D, M>(select: (meta: M) => SszLike<D>, opts: {ssz: boole
 export function listData<D, M>(item: SszLike<D>): DataCodec<D[], M> {
   const codec = listJson(item);
   return {toJson: (data) => codec.toJson(data), fromJson: (json) => codec.fromJson(json)};
+}
+
+/** Response data that is a JSON list of a type chosen by the metadata (`meta.version`). */
+export function forkListData<D, M>(select: (meta: M) => SszLike<D>): DataCodec<D[], M> {
+  return {toJson: (data, meta) => listJson(select(meta)).toJson(data), fromJson: (json, meta) => listJson(select(meta)).fromJson(json)};
 }
 
 /** Response data that already is JSON (the spec map of getSpec). */

@@ -22,6 +22,13 @@ export interface WireRequest {
 export interface WireResponse {
   status: number;
   headers: Record<string, string>;
-  /** JSON text, or SSZ bytes; absent for empty responses */
-  body?: string | Uint8Array;
+  /** JSON text, or SSZ bytes, or (large answers) JSON text in pieces to write as they come; absent for empty responses */
+  body?: string | Uint8Array | Iterable<string>;
+  /** instead of a body, an `events` route's server-sent events as text, open until either side cancels it */
+  eventStream?: ReadableStream<string>;
+}
+
+/** Whether a body is JSON text in pieces (not one string or one buffer). */
+export function isChunked(body: WireResponse["body"]): body is Iterable<string> {
+  return body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array);
 }

@@ -7,7 +7,7 @@ import {
   getEffectiveBalanceIncrementsZeroInactive,
 } from "@lodestar/state-transition";
 import {ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
-import type {Root, SignedBeaconBlock, Slot, phase0} from "@lodestar/types";
+import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, phase0} from "@lodestar/types";
 import {fromHex, toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
 import type {Clock} from "../clock/clock.ts";
@@ -19,7 +19,10 @@ import {getLogger} from "../log.ts";
 import {OperationPools} from "../pools/index.ts";
 import {Archiver} from "./archiver.ts";
 import {BlockError, type ChainEvents, type HeadInfo, type IBeaconChain, type ImportedBlock, type ProduceBlockArgs, type ProducedBlock} from "./interface.ts";
+import {ValidatorLiveness} from "./liveness.ts";
+import {payloadAttributesEvent} from "./payloadAttributes.ts";
 import {produceBlock} from "./produceBlock.ts";
+import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
 import {advancedStateKey, StateCache} from "./stateCache.ts";
@@ -46,12 +49,14 @@ export interface ChainAnchor {
 
 export class BeaconChain implements IBeaconChain {
   readonly emitter = new EventEmitter<ChainEvents>();
+  readonly liveness = new ValidatorLiveness();
   readonly genesisTime: number;
   readonly genesisValidatorsRoot: Root;
   readonly forkChoice: ForkChoice;
   readonly pools: OperationPools;
   private readonly stateCache: StateCache;
   private readonly regen: StateRegenerator;
+  private readonly producedPayloads = new ProducedPayloads();
   private readonly archiver: Archiver;
   private head: ProtoBlock;
   private anchorSlot: number;
@@ -103,6 +108,7 @@ export class BeaconChain implements IBeaconChain {
       getStateForEpoch: (epoch) => this.getHeadStateAtEpoch(epoch),
       hasBlock: (root) => this.forkChoice.hasBlock(root),
       onAttestationVotes: (indices, root, targetEpoch) => {
+        this.liveness.record(targetEpoch, indices);
         for (const index of indices) this.forkChoice.onAttestation(index, root, targetEpoch);
       },
     });
@@ -153,6 +159,15 @@ export class BeaconChain implements IBeaconChain {
 
   getStateByBlockRoot(blockRoot: Root): Promise<CachedBeaconStateAllForks | null> {
     return this.regen.getPostState(toRootHex(blockRoot));
+  }
+
+  async getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null> {
+    const parentHex = toRootHex(block.parentRoot);
+    if (this.forkChoice.hasBlock(parentHex)) return this.regen.getStateAtSlot(parentHex, block.slot);
+    // A finalized block whose parent fork choice has pruned: the canonical state just before it.
+    if (block.slot === 0) return null;
+    const before = await this.getStateBySlot(block.slot - 1);
+    return before ? this.regen.advance(parentHex, before, block.slot) : null;
   }
 
   getStateBySlot(slot: Slot): Promise<CachedBeaconStateAllForks | null> {
@@ -220,12 +235,12 @@ export class BeaconChain implements IBeaconChain {
     });
     const preState = await this.regen.getStateAtSlot(head.blockRoot, args.slot);
     if (!preState) throw new Error(`no state for head ${head.blockRoot}`);
-    return produceBlock(
-      {config: this.config, engine: this.engine, pools: this.pools, defaultGraffiti: this.opts.graffiti, feeRecipientOf: this.opts.feeRecipientOf},
-      preState,
-      fromHex(head.blockRoot),
-      args
-    );
+    const deps = {config: this.config, engine: this.engine, pools: this.pools, defaultGraffiti: this.opts.graffiti, feeRecipientOf: this.opts.feeRecipientOf};
+    return this.producedPayloads.remember(await produceBlock(deps, preState, fromHex(head.blockRoot), args));
+  }
+
+  getProducedPayload(blockHash: Uint8Array): ExecutionPayload | null {
+    return this.producedPayloads.get(blockHash);
   }
 
   async produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData> {
@@ -265,6 +280,8 @@ export class BeaconChain implements IBeaconChain {
     const preState = await this.regen.getStateAtSlot(parentHex, block.slot);
     if (!preState) throw new BlockError("PARENT_UNKNOWN", `no state for parent ${parentHex}`);
     const {postState, indexedAttestations, executionBlockHash} = await verifyBlock(this.config, preState, signedBlock, this.engine, trusted);
+    this.emitter.emit("block_gossip", {slot: block.slot, block: blockRoot});
+    this.liveness.recordBlock({slot: block.slot, proposerIndex: block.proposerIndex, attestations: indexedAttestations});
 
     if (!trusted) await this.db.batch([this.db.blocks.putOp(blockRoot, signedBlock), this.db.hotBlocks.putOp(block.slot, blockRoot)]);
     failpoint("import:after-store", block.slot);
@@ -377,8 +394,16 @@ export class BeaconChain implements IBeaconChain {
     void this.serialized(async () => {
       this.forkChoice.onTick(slot);
       await this.updateHeadAndFinality();
+      if (this.emitter.listenerCount("payload_attributes") > 0) await this.emitPayloadAttributes(slot + 1);
     }).catch((e: Error) => log.error({slot, err: e.message}, "slot processing failed"));
     this.pools.prune(slot);
+  }
+
+  /** The attributes a proposal at `slot` on the head would hand the execution engine. */
+  private async emitPayloadAttributes(slot: Slot): Promise<void> {
+    const preState = await this.regen.getStateAtSlot(this.head.blockRoot, slot);
+    const event = preState && payloadAttributesEvent(this.config, preState, fromHex(this.head.blockRoot), this.opts.feeRecipientOf);
+    if (event) this.emitter.emit("payload_attributes", event);
   }
 
   private justifiedBalances(checkpoint: CheckpointHex): number[] {

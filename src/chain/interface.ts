@@ -1,8 +1,11 @@
 import type {BeaconConfig} from "@lodestar/config";
 import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {ForkName} from "@lodestar/params";
-import type {BeaconBlock, Root, SignedBeaconBlock, Slot, phase0} from "@lodestar/types";
+import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, phase0} from "@lodestar/types";
 import type {EventEmitter} from "node:events";
+import type {PayloadAttributes} from "../execution/engine.ts";
+import type {ForkChoice} from "../forkchoice/index.ts";
+import type {ValidatorLiveness} from "./liveness.ts";
 
 /**
  * The chain's public surface: what the API handlers, the validator duties and the node see.
@@ -71,13 +74,34 @@ export interface ChainEvents {
   block: [{slot: Slot; block: Root}];
   finalized_checkpoint: [{block: Root; state: Root; epoch: number}];
   chain_reorg: [{slot: Slot; depth: number; oldHeadBlock: Root; newHeadBlock: Root; oldHeadState: Root; newHeadState: Root; epoch: number}];
+  /** a block passed verification (proposer, signatures, payload, transition), before it is stored and given to fork choice */
+  block_gossip: [{slot: Slot; block: Root}];
+  /** at each slot, while anyone listens: the attributes of the next slot's proposal on the head */
+  payload_attributes: [PayloadAttributesEvent];
 }
+
+/** What the execution engine would be asked to build for a proposal at `proposalSlot`. */
+export interface PayloadAttributesEvent {
+  fork: ForkName;
+  proposalSlot: Slot;
+  proposerIndex: number;
+  parentBlockRoot: Root;
+  parentBlockNumber: number;
+  parentBlockHash: Uint8Array;
+  payloadAttributes: PayloadAttributes;
+}
+
+/** What the debug API reads of fork choice: its nodes (weight, validity) and its leaves. */
+export type ForkChoiceReader = Pick<ForkChoice, "getAllNodes" | "getHeads">;
 
 export interface IBeaconChain {
   readonly config: BeaconConfig;
+  readonly forkChoice: ForkChoiceReader;
   readonly genesisTime: number;
   readonly genesisValidatorsRoot: Root;
   readonly emitter: EventEmitter<ChainEvents>;
+  /** validators seen active (attesting, proposing) in recent epochs */
+  readonly liveness: Pick<ValidatorLiveness, "isLive">;
 
   /** The current wall-clock slot. */
   currentSlot(): Slot;
@@ -91,6 +115,8 @@ export interface IBeaconChain {
   getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
   /** The post-state of a block the node has, or null. */
   getStateByBlockRoot(blockRoot: Root): Promise<CachedBeaconStateAllForks | null>;
+  /** The state a block was applied to: its parent's post-state advanced to the block's slot, or null (do not mutate). */
+  getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
   /** The canonical state at `slot` (advanced through empty slots where needed), or null. */
   getStateBySlot(slot: Slot): Promise<CachedBeaconStateAllForks | null>;
   /** The state with this root, or null. */
@@ -105,6 +131,8 @@ export interface IBeaconChain {
   /** Full verification (signatures included) and import. Throws BlockError. */
   importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock>;
   produceBlock(args: ProduceBlockArgs): Promise<ProducedBlock>;
+  /** The execution payload of a recently produced block, by its block hash (to unblind a blinded block), or null. */
+  getProducedPayload(blockHash: Uint8Array): ExecutionPayload | null;
   /** AttestationData for `slot` and `committeeIndex` on the current head (index is 0 from electra on). */
   produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData>;
 }

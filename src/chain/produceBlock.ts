@@ -1,19 +1,11 @@
 import type {BeaconConfig} from "@lodestar/config";
 import {ForkSeq} from "@lodestar/params";
-import {
-  type CachedBeaconStateAllForks,
-  type CachedBeaconStateCapella,
-  type CachedBeaconStateExecutions,
-  computeEpochAtSlot,
-  computeTimeAtSlot,
-  getExpectedWithdrawals,
-  getRandaoMix,
-  stateTransition,
-} from "@lodestar/state-transition";
+import {type CachedBeaconStateAllForks, type CachedBeaconStateExecutions, stateTransition} from "@lodestar/state-transition";
 import type {BeaconBlock, Root} from "@lodestar/types";
 import type {ExecutionEngine} from "../execution/engine.ts";
 import type {OperationPools} from "../pools/index.ts";
 import type {ProduceBlockArgs, ProducedBlock} from "./interface.ts";
+import {payloadAttributes} from "./payloadAttributes.ts";
 import {TRUSTED_TRANSITION} from "./regen.ts";
 
 export interface ProduceBlockDeps {
@@ -63,13 +55,7 @@ export async function produceBlock(
     const built = await engine.buildPayload(
       fork,
       {blockHash: header.blockHash, blockNumber: header.blockNumber, gasLimit: header.gasLimit},
-      {
-        timestamp: computeTimeAtSlot(config, slot, preState.genesisTime),
-        prevRandao: getRandaoMix(preState, computeEpochAtSlot(slot)),
-        suggestedFeeRecipient: args.feeRecipient ?? deps.feeRecipientOf(proposerIndex),
-        withdrawals: forkSeq >= ForkSeq.capella ? getExpectedWithdrawals(forkSeq, preState as CachedBeaconStateCapella).expectedWithdrawals : undefined,
-        parentBeaconBlockRoot: forkSeq >= ForkSeq.deneb ? parentRoot : undefined,
-      }
+      payloadAttributes(config, preState, parentRoot, args.feeRecipient ?? deps.feeRecipientOf(proposerIndex))
     );
     body.executionPayload = built.payload;
     executionPayloadValue = built.blockValue;

@@ -1,10 +1,21 @@
-import {NODE_HELP, VALIDATOR_HELP, UsageError, parseNodeOptions, parseValidatorOptions, graffitiBytes} from "./options.ts";
+import {
+  COMPAT_HELP,
+  NODE_HELP,
+  VALIDATOR_HELP,
+  UsageError,
+  graffitiBytes,
+  parseCompatOptions,
+  parseNodeOptions,
+  parseValidatorOptions,
+} from "./options.ts";
+import {initLogging} from "../log.ts";
 
 const USAGE = `Usage: beacon-gateway <command> [options]
 
 Commands:
   node        run the beacon node (see: beacon-gateway node --help)
   validator   run interop validators against a beacon node's REST API (see: beacon-gateway validator --help)
+  compat      serve the removed JSON-RPC interface in front of a beacon node's REST API (see: beacon-gateway compat --help)
 `;
 
 /** Runs a command; resolves to the process exit code once it has stopped. */
@@ -13,11 +24,12 @@ export async function main(args: string[]): Promise<number> {
   try {
     if (command === "node") return await runNode(rest);
     if (command === "validator") return await runValidator(rest);
+    if (command === "compat") return await runCompat(rest);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator)`);
+    throw new UsageError(`unknown command "${command}" (node, validator, compat)`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
@@ -60,8 +72,41 @@ async function runNode(args: string[]): Promise<number> {
   }
   const {startNode} = await import("../node.ts");
   const node = await startNode(opts);
+  // the JSON-RPC layer is wired in here only: the node itself knows nothing of it
+  const rpc = opts.rpc
+    ? await (await import("../../compat/server.ts"))
+        .startCompatServer({transport: node.api, encoding: opts.rpcEncoding, port: opts.rpcPort, address: opts.rpcAddress})
+        .catch(async (e: unknown) => {
+          await node.stop();
+          throw e;
+        })
+    : null;
   await untilSignal();
+  await rpc?.close();
   await node.stop();
+  return 0;
+}
+
+async function runCompat(args: string[]): Promise<number> {
+  const opts = parseCompatOptions(args);
+  if (opts === "help") {
+    process.stdout.write(COMPAT_HELP);
+    return 0;
+  }
+  // The route codecs read the upstream's answers: fix the preset to the upstream's before lodestar loads.
+  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.upstream);
+  initLogging({directive: opts.logLevel, format: opts.logFormat});
+  const {httpTransport} = await import("../api/client.ts");
+  const {startCompatServer} = await import("../../compat/server.ts");
+  const rpc = await startCompatServer({
+    transport: httpTransport(opts.upstream),
+    encoding: opts.rpcEncoding,
+    port: opts.rpcPort,
+    address: opts.rpcAddress,
+    upstream: opts.upstream,
+  });
+  await untilSignal();
+  await rpc.close();
   return 0;
 }
 

@@ -11,6 +11,11 @@ export interface NodeOptions {
   restAddress: string;
   restAllowOrigin: string | null;
   subscribeAllSubnets: boolean;
+  /** the removed JSON-RPC interface, served by compat/ over the REST handlers */
+  rpc: boolean;
+  rpcPort: number;
+  rpcAddress: string;
+  rpcEncoding: RpcEncoding;
   dataDir: string;
   network: "dev";
   preset: "minimal" | "mainnet";
@@ -22,6 +27,19 @@ export interface NodeOptions {
   /** interop indices this process runs; [] for none */
   devValidators: number[];
   graffiti: string | undefined;
+  logLevel: LogDirective;
+  logFormat: "text" | "json";
+}
+
+/** JSON-RPC results: integers as JSON numbers (the removed interface's form) or as REST's decimal strings */
+export type RpcEncoding = "legacy" | "rest";
+
+/** `beacon-gateway compat`: the JSON-RPC interface in front of any beacon node's REST API. */
+export interface CompatCommandOptions {
+  upstream: string;
+  rpcPort: number;
+  rpcAddress: string;
+  rpcEncoding: RpcEncoding;
   logLevel: LogDirective;
   logFormat: "text" | "json";
 }
@@ -46,6 +64,12 @@ REST API
   --rest-address ADDR         REST listen address (default 127.0.0.1)
   --rest-allow-origin ORIGIN  value of Access-Control-Allow-Origin (default: none)
   --subscribe-all-subnets     subscribe to all attestation subnets (recorded for the network layer)
+
+JSON-RPC (the removed interface, kept for migration: see migration-guide/)
+  --rpc                       serve the legacy JSON-RPC methods over the REST handlers (off by default)
+  --rpc-port PORT             JSON-RPC port (default 9190)
+  --rpc-address ADDR          JSON-RPC listen address (default 127.0.0.1)
+  --rpc-encoding legacy|rest  integers as JSON numbers (legacy, default) or as REST's decimal strings
 
 Chain
   --data-dir DIR              where the database lives (default ./data/<network>)
@@ -79,6 +103,21 @@ Runs interop validators against any beacon node's REST API.
   --interop-indices RANGE     interop validator indices to run, e.g. 0..31 (default 0..63)
   --data-dir DIR              slashing protection database (default ./data/validator)
   --graffiti TEXT             graffiti for proposed blocks
+  --log-level DIRECTIVE       as for the node
+  --log-format text|json
+  --help
+`;
+
+export const COMPAT_HELP = `Usage: beacon-gateway compat --upstream URL [options]
+
+Serves the removed JSON-RPC interface in front of any beacon node's REST API: each call is
+forwarded to the REST endpoint that replaces it (see migration-guide/). Methods that need the
+/ext/v1 endpoints of beacon-gateway answer an error when the upstream lacks them.
+
+  --upstream URL              the beacon node's REST API (required), e.g. http://127.0.0.1:5052
+  --rpc-port PORT             JSON-RPC port (default 9190; 0: any free port, logged at start)
+  --rpc-address ADDR          JSON-RPC listen address (default 127.0.0.1)
+  --rpc-encoding legacy|rest  integers as JSON numbers (legacy, default) or as REST's decimal strings
   --log-level DIRECTIVE       as for the node
   --log-format text|json
   --help
@@ -133,6 +172,24 @@ function logOptions(values: Record<string, unknown>): {logLevel: LogDirective; l
   return {logLevel, logFormat};
 }
 
+/** A listen address: an IP address or localhost. */
+function listenAddress(name: string, value: string | undefined): string {
+  const address = value ?? "127.0.0.1";
+  if (!/^[0-9a-fA-F.:]+$|^localhost$/.test(address)) throw new UsageError(`--${name}: "${address}" is not an IP address`);
+  return address;
+}
+
+/** The JSON-RPC listener's options, shared by `node --rpc` and `compat`. */
+function rpcListenOptions(v: Record<string, unknown>): {rpcPort: number; rpcAddress: string; rpcEncoding: RpcEncoding} {
+  const rpcEncoding = (v["rpc-encoding"] as string | undefined) ?? "legacy";
+  if (rpcEncoding !== "legacy" && rpcEncoding !== "rest") throw new UsageError(`--rpc-encoding: "${rpcEncoding}" is not legacy or rest`);
+  return {
+    rpcPort: integer("rpc-port", v["rpc-port"] as string | undefined, 0, 65535) ?? 9190,
+    rpcAddress: listenAddress("rpc-address", v["rpc-address"] as string | undefined),
+    rpcEncoding,
+  };
+}
+
 type OptionSpec = Record<string, {type: "string" | "boolean"}>;
 
 function parse(args: string[], options: OptionSpec) {
@@ -149,9 +206,10 @@ const bool = {type: "boolean"} as const;
 export function parseNodeOptions(args: string[]): NodeOptions | "help" {
   const v = parse(args, {
     rest: bool, "rest-port": str, "rest-address": str, "rest-allow-origin": str, "subscribe-all-subnets": bool,
+    rpc: bool, "rpc-port": str, "rpc-address": str, "rpc-encoding": str,
     "data-dir": str, network: str, preset: str, validators: str, "genesis-time": str, "seconds-per-slot": str,
     "genesis-fork": str, "fork-epochs": str, "dev-validators": str, graffiti: str, "log-level": str, "log-format": str, help: bool,
-  }) as Record<string, string | undefined> & {rest?: boolean; help?: boolean; "subscribe-all-subnets"?: boolean};
+  }) as Record<string, string | undefined> & {rest?: boolean; rpc?: boolean; help?: boolean; "subscribe-all-subnets"?: boolean};
   if (v.help) return "help";
   const network = v.network ?? "dev";
   if (network !== "dev") throw new UsageError(`--network: unknown network "${network}" (only "dev" is supported so far)`);
@@ -160,8 +218,7 @@ export function parseNodeOptions(args: string[]): NodeOptions | "help" {
   const genesisFork = (v["genesis-fork"] ?? "fulu") as DevFork;
   if (!DEV_FORKS.includes(genesisFork)) throw new UsageError(`--genesis-fork: unknown fork "${genesisFork}" (${DEV_FORKS.join(", ")})`);
   const validators = integer("validators", v.validators, 1, 1_000_000) ?? 64;
-  const restAddress = v["rest-address"] ?? "127.0.0.1";
-  if (!/^[0-9a-fA-F.:]+$|^localhost$/.test(restAddress)) throw new UsageError(`--rest-address: "${restAddress}" is not an IP address`);
+  const restAddress = listenAddress("rest-address", v["rest-address"]);
   checkGraffiti(v.graffiti);
   return {
     rest: v.rest ?? false,
@@ -169,6 +226,8 @@ export function parseNodeOptions(args: string[]): NodeOptions | "help" {
     restAddress,
     restAllowOrigin: v["rest-allow-origin"] ?? null,
     subscribeAllSubnets: v["subscribe-all-subnets"] ?? false,
+    rpc: v.rpc ?? false,
+    ...rpcListenOptions(v),
     dataDir: v["data-dir"] ?? `./data/${network}`,
     network,
     preset,
@@ -206,6 +265,23 @@ export function parseValidatorOptions(args: string[]): ValidatorOptions | "help"
     graffiti: v.graffiti,
     ...logOptions(v),
   };
+}
+
+export function parseCompatOptions(args: string[]): CompatCommandOptions | "help" {
+  const v = parse(args, {
+    upstream: str, "rpc-port": str, "rpc-address": str, "rpc-encoding": str, "log-level": str, "log-format": str, help: bool,
+  }) as Record<string, string | undefined> & {help?: boolean};
+  if (v.help) return "help";
+  const upstream = v.upstream;
+  if (!upstream) throw new UsageError("--upstream URL is required");
+  let url: URL;
+  try {
+    url = new URL(upstream);
+  } catch {
+    throw new UsageError(`--upstream: "${upstream}" is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--upstream: "${upstream}" is not an http(s) URL`);
+  return {upstream, ...rpcListenOptions(v), ...logOptions(v)};
 }
 
 /** Graffiti text is UTF-8, or 0x hex giving raw bytes. */

@@ -1,28 +1,35 @@
+import {isForkPostFulu} from "@lodestar/params";
+import {type ForkName, isForkPostElectra} from "@lodestar/params";
 import {type CachedBeaconStateAllForks, computeEpochAtSlot} from "@lodestar/state-transition";
-import {getValidatorStatus, mapToGeneralStatus, type SignedBeaconBlock} from "@lodestar/types";
+import {getValidatorStatus, mapToGeneralStatus, type SignedBeaconBlock, type phase0} from "@lodestar/types";
 import {byteArrayEquals} from "@lodestar/utils";
 import type {BlockError, BlockErrorCode, IBeaconChain} from "../../chain/interface.ts";
 import type {ValidatorId} from "../codecs.ts";
 import {badRequest, notFound} from "../errors.ts";
-import type {BlockHeaderResponse, BroadcastValidation, ValidatorResponse, ValidatorStatusFilter, beaconRoutes} from "../routes/beacon.ts";
+import type {BlockHeaderResponse, BroadcastValidation, SignedBlindedOrFullBlock, ValidatorResponse, ValidatorStatusFilter, beaconRoutes} from "../routes/beacon.ts";
 import type {Handlers} from "../routes/types.ts";
+import {lazyList} from "../streaming.ts";
+import {blindBlock, unblindBlock} from "./blindedBlocks.ts";
 import type {ApiContext} from "./context.ts";
-import {blockRootOf, indicesOf, isFinalizedSlot, resolveBlock, resolveState} from "./resolve.ts";
+import {useNewerRoute} from "./newerRoute.ts";
+import {blockRootOf, isFinalizedSlot, resolveBlock, resolveState, selectedIndices} from "./resolve.ts";
+import {emptySidecars, maxBlobsAt} from "./sidecars.ts";
 
 /** Handlers of the Beacon tag's genesis, state and block routes. */
 
-function validatorResponses(state: CachedBeaconStateAllForks, ids: ValidatorId[], statuses: ValidatorStatusFilter[]): ValidatorResponse[] {
+/** The validators named by `ids` (all when empty) with one of `statuses` (any when empty), read from the state as they are iterated. */
+function validatorResponses(state: CachedBeaconStateAllForks, ids: ValidatorId[], statuses: ValidatorStatusFilter[]): Iterable<ValidatorResponse> {
   const epoch = computeEpochAtSlot(state.slot);
-  const indices = ids.length > 0 ? indicesOf(state, ids) : Array.from({length: state.validators.length}, (_, i) => i);
+  const indices = selectedIndices(state, ids);
   const wanted = new Set<string>(statuses);
-  const responses: ValidatorResponse[] = [];
-  for (const index of indices) {
-    const validator = state.validators.getReadonly(index).toValue();
-    const status = getValidatorStatus(validator, epoch);
-    if (wanted.size > 0 && !wanted.has(status) && !wanted.has(mapToGeneralStatus(status))) continue;
-    responses.push({index, balance: state.balances.get(index), status, validator});
-  }
-  return responses;
+  return lazyList(function* () {
+    for (const index of indices) {
+      const validator = state.validators.getReadonly(index).toValue();
+      const status = getValidatorStatus(validator, epoch);
+      if (wanted.size > 0 && !wanted.has(status) && !wanted.has(mapToGeneralStatus(status))) continue;
+      yield {index, balance: state.balances.get(index), status, validator};
+    }
+  });
 }
 
 function headerOf(chain: IBeaconChain, block: SignedBeaconBlock, root: Uint8Array, canonical: boolean): BlockHeaderResponse {
@@ -58,12 +65,16 @@ function isBlockError(err: unknown): err is BlockError {
   return err instanceof Error && err.name === "BlockError" && typeof (err as BlockError).code === "string";
 }
 
+/** The fork of a published block's slot; 400 when `Eth-Consensus-Version` names another. */
+function publishedFork(chain: IBeaconChain, slot: number, fork: string | undefined): ForkName {
+  const blockFork = chain.config.getForkName(slot);
+  if (fork !== undefined && fork !== blockFork) throw badRequest(`Eth-Consensus-Version ${fork} does not match the fork of slot ${slot} (${blockFork})`);
+  return blockFork;
+}
+
 /** Imports a published block: 200 imported (or already known), 202 broadcast but not imported, else 400. */
 async function publishBlock(ctx: ApiContext, signedBlock: SignedBeaconBlock, fork: string | undefined, validation: BroadcastValidation): Promise<number> {
-  const blockFork = ctx.chain.config.getForkName(signedBlock.message.slot);
-  if (fork !== undefined && fork !== blockFork) {
-    throw badRequest(`Eth-Consensus-Version ${fork} does not match the fork of slot ${signedBlock.message.slot} (${blockFork})`);
-  }
+  publishedFork(ctx.chain, signedBlock.message.slot, fork);
   try {
     await ctx.chain.importBlock(signedBlock);
     return 200;
@@ -73,6 +84,12 @@ async function publishBlock(ctx: ApiContext, signedBlock: SignedBeaconBlock, for
     if (validation === "gossip" && CONSENSUS_ONLY.has(err.code)) return 202;
     throw badRequest(`Invalid block: ${err.message}`);
   }
+}
+
+/** Publishes the full block of a blinded one (see blindedBlocks.ts), as publishBlock. */
+async function publishBlindedBlock(ctx: ApiContext, signed: SignedBlindedOrFullBlock, fork: string | undefined, validation: BroadcastValidation): Promise<number> {
+  const blockFork = publishedFork(ctx.chain, signed.message.slot, fork);
+  return publishBlock(ctx, await unblindBlock(ctx.chain, signed, blockFork), fork, validation);
 }
 
 export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {
@@ -148,5 +165,44 @@ export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {
 
   async publishBlock({signedBlockContents, fork}, ctx) {
     return {data: await publishBlock(ctx, signedBlockContents.signedBlock, fork, "gossip")};
+  },
+
+  async getBlockAttestationsV2({blockId}, {chain}) {
+    const {block, executionOptimistic, finalized} = await resolveBlock(chain, blockId);
+    return {data: block.message.body.attestations, meta: {version: chain.config.getForkName(block.message.slot), executionOptimistic, finalized}};
+  },
+
+  async getBlockAttestations({blockId}, {chain}) {
+    const {block, executionOptimistic, finalized} = await resolveBlock(chain, blockId);
+    const fork = chain.config.getForkName(block.message.slot);
+    if (isForkPostElectra(fork)) {
+      throw useNewerRoute(`getBlockAttestations serves pre-electra attestations only, and the block at slot ${block.message.slot} is ${fork}`, "getBlockAttestationsV2");
+    }
+    return {data: block.message.body.attestations as phase0.Attestation[], meta: {executionOptimistic, finalized}};
+  },
+
+  async getBlindedBlock({blockId}, {chain}) {
+    const {block, executionOptimistic, finalized} = await resolveBlock(chain, blockId);
+    return {data: blindBlock(chain, block), meta: {version: chain.config.getForkName(block.message.slot), executionOptimistic, finalized}};
+  },
+
+  async publishBlindedBlockV2({signedBlindedBlock, broadcastValidation, fork}, ctx) {
+    return {data: await publishBlindedBlock(ctx, signedBlindedBlock, fork, broadcastValidation ?? "gossip")};
+  },
+
+  async publishBlindedBlock({signedBlindedBlock, fork}, ctx) {
+    return {data: await publishBlindedBlock(ctx, signedBlindedBlock, fork, "gossip")};
+  },
+
+  async getBlobSidecars({blockId, indices}, {chain}) {
+    const sidecars = await emptySidecars(chain, {blockId, indices: indices ?? [], limitAt: maxBlobsAt(chain), what: "blob index"});
+    // The spec defines this deprecated route up to electra; from fulu on, blobs are served by getBlobs.
+    if (isForkPostFulu(sidecars.meta.version)) throw useNewerRoute(`blob sidecars are not served for ${sidecars.meta.version} blocks`, "getBlobs");
+    return sidecars;
+  },
+
+  async getBlobs({blockId}, {chain}) {
+    const {data, meta} = await emptySidecars(chain, {blockId, indices: [], limitAt: maxBlobsAt(chain), what: "blob index"});
+    return {data, meta: {executionOptimistic: meta.executionOptimistic, finalized: meta.finalized}};
   },
 };

@@ -1,4 +1,6 @@
+import type {bellatrix} from "@lodestar/types";
 import type {IBeaconChain} from "../../chain/interface.ts";
+import type {NetworkIdentity} from "../../network/identity.ts";
 import type {OperationPools} from "../../pools/index.ts";
 import {ApiError} from "../errors.ts";
 
@@ -8,7 +10,13 @@ export interface NodeContext {
   version: string;
   /** the graffiti used when a block request names none (32 bytes) */
   graffiti(): Uint8Array;
+  /** sets (and keeps across restarts) the graffiti */
+  setGraffiti(value: Uint8Array): Promise<void>;
+  /** the node's peer id, ENR and p2p metadata */
+  identity: NetworkIdentity;
   setProposerFeeRecipient(validatorIndex: number, feeRecipient: Uint8Array): void;
+  /** keeps a verified builder registration (there is no builder: nothing else reads them) */
+  setValidatorRegistration(registration: bellatrix.ValidatorRegistrationV1): void;
   /** Whether the node is catching up with the network; never when absent (a dev chain that makes its own blocks). */
   isSyncing?(): boolean;
   /** Whether the execution engine is unreachable; never when absent. */
@@ -24,6 +32,12 @@ export interface ApiContext {
 
 export function isNodeSyncing(ctx: ApiContext): boolean {
   return ctx.node.isSyncing?.() ?? false;
+}
+
+/** The head slot, how far the wall clock is ahead of it, and whether the node is syncing. */
+export function syncState(ctx: ApiContext): {headSlot: number; syncDistance: number; isSyncing: boolean} {
+  const headSlot = ctx.chain.getHead().slot;
+  return {headSlot, syncDistance: Math.max(0, ctx.chain.currentSlot() - headSlot), isSyncing: isNodeSyncing(ctx)};
 }
 
 /** The validator endpoints answer 503 while the node is syncing: their answers would be stale. */

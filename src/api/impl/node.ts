@@ -1,6 +1,7 @@
 import type {nodeRoutes} from "../routes/node.ts";
 import type {Handlers} from "../routes/types.ts";
-import {type ApiContext, isNodeSyncing} from "./context.ts";
+import {notFound} from "../errors.ts";
+import {type ApiContext, isNodeSyncing, syncState} from "./context.ts";
 
 /** Handlers of the Node tag. */
 
@@ -10,16 +11,32 @@ export const nodeHandlers: Handlers<typeof nodeRoutes, ApiContext> = {
   },
 
   async getSyncingStatus(_args, ctx) {
-    const headSlot = ctx.chain.getHead().slot;
+    return {data: {...syncState(ctx), isOptimistic: false, elOffline: ctx.node.isElOffline?.() ?? false}};
+  },
+
+  async getNetworkIdentity(_args, {node: {identity}}) {
     return {
       data: {
-        headSlot,
-        syncDistance: Math.max(0, ctx.chain.currentSlot() - headSlot),
-        isSyncing: isNodeSyncing(ctx),
-        isOptimistic: false,
-        elOffline: ctx.node.isElOffline?.() ?? false,
+        peerId: identity.peerId,
+        enr: identity.enr(),
+        p2pAddresses: identity.p2pAddresses(),
+        discoveryAddresses: identity.discoveryAddresses(),
+        metadata: identity.metadata(),
       },
     };
+  },
+
+  // No networking yet: the node has no peers, known or connected.
+  async getPeers() {
+    return {data: [], meta: {count: 0}};
+  },
+
+  async getPeer({peerId}) {
+    throw notFound(`Peer not found: ${peerId}`);
+  },
+
+  async getPeerCount() {
+    return {data: {disconnected: 0, connecting: 0, connected: 0, disconnecting: 0}};
   },
 
   async getHealth({syncingStatus}, ctx) {

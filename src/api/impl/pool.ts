@@ -1,10 +1,14 @@
 import type {ChainForkConfig} from "@lodestar/config";
 import {type ForkName, isForkPostElectra} from "@lodestar/params";
+import type {Attestation, phase0} from "@lodestar/types";
+import type {IBeaconChain} from "../../chain/interface.ts";
+import type {OperationPools} from "../../pools/index.ts";
 import {PoolError} from "../../pools/types.ts";
-import {ApiError, type IndexedFailure, renderError} from "../errors.ts";
-import type {poolRoutes} from "../routes/pool.ts";
+import {ApiError, type IndexedFailure, badRequest, renderError} from "../errors.ts";
+import type {AttestationFilter, poolRoutes} from "../routes/pool.ts";
 import type {Handlers} from "../routes/types.ts";
 import type {ApiContext} from "./context.ts";
+import {useNewerRoute} from "./newerRoute.ts";
 
 /** Handlers of the Beacon tag's pool routes, and the batch rule every list submission follows. */
 
@@ -33,7 +37,49 @@ export function assertAttestationFormat(config: ChainForkConfig, slot: number, e
   }
 }
 
+/** Submits one operation; the pool's reason for rejecting it becomes a 400. */
+async function submitOne(submit: () => Promise<void>): Promise<void> {
+  try {
+    await submit();
+  } catch (err) {
+    if (err instanceof PoolError) throw badRequest(err.reason);
+    throw err;
+  }
+}
+
+/** The fork of the current slot: the format of the operations the node accepts and serves now. */
+function activeFork(chain: IBeaconChain): ForkName {
+  return chain.config.getForkName(chain.currentSlot());
+}
+
+/** The pooled attestations matching `filter` whose format (electra or not) is `electraFormat`. */
+function pooledAttestations(chain: IBeaconChain, pools: OperationPools, filter: AttestationFilter, electraFormat: boolean): Attestation[] {
+  return pools.attestations
+    .getAll({slot: filter.slot, committeeIndex: filter.committeeIndex})
+    .filter((att) => isForkPostElectra(chain.config.getForkName(att.data.slot)) === electraFormat);
+}
+
+/** The v1 attester slashing routes carry pre-electra objects only. */
+function assertPreElectraSlashings(chain: IBeaconChain, operationId: string, newer: "getPoolAttesterSlashingsV2" | "submitPoolAttesterSlashingsV2"): void {
+  const fork = activeFork(chain);
+  if (isForkPostElectra(fork)) throw useNewerRoute(`${operationId} carries pre-electra attester slashings only, and the current fork is ${fork}`, newer);
+}
+
 export const poolHandlers: Handlers<typeof poolRoutes, ApiContext> = {
+  async getPoolAttestationsV2(filter, {chain, pools}) {
+    const version = chain.config.getForkName(filter.slot ?? chain.currentSlot());
+    return {data: pooledAttestations(chain, pools, filter, isForkPostElectra(version)), meta: {version}};
+  },
+
+  async getPoolAttestations(filter, {chain, pools}) {
+    const fork = chain.config.getForkName(filter.slot ?? chain.currentSlot());
+    if (isForkPostElectra(fork)) {
+      const which = filter.slot === undefined ? "the current fork" : `the fork of slot ${filter.slot}`;
+      throw useNewerRoute(`getPoolAttestations serves pre-electra attestations only, and ${which} is ${fork}`, "getPoolAttestationsV2");
+    }
+    return {data: pooledAttestations(chain, pools, filter, false) as phase0.Attestation[]};
+  },
+
   async submitPoolAttestationsV2({attestations, fork}, {chain, pools}) {
     await submitEach(attestations, "attestations", async (attestation) => {
       assertAttestationFormat(chain.config, attestation.data.slot, isForkPostElectra(fork));
@@ -46,6 +92,48 @@ export const poolHandlers: Handlers<typeof poolRoutes, ApiContext> = {
       assertAttestationFormat(chain.config, attestation.data.slot, false);
       await pools.attestations.submitAttestation(attestation);
     });
+  },
+
+  async getPoolAttesterSlashingsV2(_args, {chain, pools}) {
+    return {data: pools.opPool.getAttesterSlashings(), meta: {version: activeFork(chain)}};
+  },
+
+  async getPoolAttesterSlashings(_args, {chain, pools}) {
+    assertPreElectraSlashings(chain, "getPoolAttesterSlashings", "getPoolAttesterSlashingsV2");
+    return {data: pools.opPool.getAttesterSlashings() as phase0.AttesterSlashing[]};
+  },
+
+  async submitPoolAttesterSlashingsV2({slashing}, {pools}) {
+    await submitOne(() => pools.opPool.submitAttesterSlashing(slashing));
+  },
+
+  async submitPoolAttesterSlashings({slashing}, {chain, pools}) {
+    assertPreElectraSlashings(chain, "submitPoolAttesterSlashings", "submitPoolAttesterSlashingsV2");
+    await submitOne(() => pools.opPool.submitAttesterSlashing(slashing));
+  },
+
+  async getPoolProposerSlashings(_args, {pools}) {
+    return {data: pools.opPool.getProposerSlashings()};
+  },
+
+  async submitPoolProposerSlashings({slashing}, {pools}) {
+    await submitOne(() => pools.opPool.submitProposerSlashing(slashing));
+  },
+
+  async getPoolVoluntaryExits(_args, {pools}) {
+    return {data: pools.opPool.getVoluntaryExits()};
+  },
+
+  async submitPoolVoluntaryExit({exit}, {pools}) {
+    await submitOne(() => pools.opPool.submitVoluntaryExit(exit));
+  },
+
+  async getPoolBLSToExecutionChanges(_args, {pools}) {
+    return {data: pools.opPool.getBlsToExecutionChanges()};
+  },
+
+  async submitPoolBLSToExecutionChange({changes}, {pools}) {
+    await submitEach(changes, "BLS to execution changes", (change) => pools.opPool.submitBlsToExecutionChange(change));
   },
 
   async submitPoolSyncCommitteeSignatures({messages}, {pools}) {

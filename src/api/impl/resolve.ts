@@ -5,6 +5,7 @@ import type {IBeaconChain} from "../../chain/interface.ts";
 import {latestBlockRoot} from "../../duties/index.ts";
 import type {BlockId, StateId, ValidatorId} from "../codecs.ts";
 import {notFound} from "../errors.ts";
+import {lazyList} from "../streaming.ts";
 
 /**
  * State and block ids to chain data: the one resolver every route with a `state_id` or
@@ -90,6 +91,15 @@ export function indicesOf(state: CachedBeaconStateAllForks, ids: ValidatorId[]):
   const count = state.validators.length;
   const indices = ids.map((id) => (typeof id === "number" ? id : state.epochCtx.getValidatorIndex(id)));
   return [...new Set(indices.filter((i): i is number => i !== null && i !== undefined && i < count))];
+}
+
+/** The validators `ids` name (see indicesOf), or, when `ids` is empty, every validator of the state, counted as iterated. */
+export function selectedIndices(state: CachedBeaconStateAllForks, ids: ValidatorId[]): Iterable<number> {
+  if (ids.length > 0) return indicesOf(state, ids);
+  const count = state.validators.length;
+  return lazyList(function* () {
+    for (let i = 0; i < count; i++) yield i;
+  });
 }
 
 /** The hash tree root of a signed block's message. */

@@ -1,5 +1,6 @@
 import {ForkSeq, SYNC_COMMITTEE_SUBNET_COUNT, isForkPostElectra} from "@lodestar/params";
 import {computeEpochAtSlot, computeStartSlotAtEpoch, computeSyncPeriodAtEpoch} from "@lodestar/state-transition";
+import {toHex} from "@lodestar/utils";
 import {
   attesterDependentRoot,
   attesterDuties,
@@ -9,7 +10,8 @@ import {
 } from "../../duties/index.ts";
 import {getLogger} from "../../log.ts";
 import type {BlockContents} from "../codecs.ts";
-import {badRequest, notFound} from "../errors.ts";
+import {isValidRegistrationSignature} from "../../execution/validatorRegistration.ts";
+import {ApiError, badRequest, notFound} from "../errors.ts";
 import type {Handlers} from "../routes/types.ts";
 import type {ProduceBlockArgs, validatorRoutes} from "../routes/validator.ts";
 import {type ApiContext, assertNotSyncing} from "./context.ts";
@@ -20,6 +22,8 @@ import {indicesOf, stateForEpoch} from "./resolve.ts";
 
 const log = getLogger("api");
 const WEI_PER_GWEI = 1_000_000_000n;
+/** Selections are exchanged by distributed validator middleware, not by a beacon node. */
+const SELECTIONS_NOT_IMPLEMENTED = "Not implemented: selections are combined by distributed validator middleware, not by the beacon node";
 /** The BLS G2 point at infinity: the only randao reveal allowed with `skip_randao_verification`. */
 const G2_INFINITY = Uint8Array.from({length: 96}, (_, i) => (i === 0 ? 0xc0 : 0));
 
@@ -155,5 +159,39 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
 
   async prepareBeaconProposer({preparations}, {node}) {
     for (const {validatorIndex, feeRecipient} of preparations) node.setProposerFeeRecipient(validatorIndex, feeRecipient);
+  },
+
+  async getLiveness({epoch, indices}, ctx) {
+    assertNotSyncing(ctx);
+    const current = currentEpoch(ctx);
+    if (epoch + 1 < current || epoch > current + 1) throw badRequest(`Invalid epoch: ${epoch} (the previous, current or next epoch of ${current})`);
+    if (indices.length === 0) throw badRequest("Invalid request body: no validator indices");
+    const count = ctx.chain.getHeadState().validators.length;
+    const unknown = indices.find((index) => index >= count);
+    if (unknown !== undefined) throw badRequest(`Invalid validator index: ${unknown}`);
+    return {data: indices.map((index) => ({index, isLive: ctx.chain.liveness.isLive(epoch, index)}))};
+  },
+
+  /** Verified and kept for active and pending validators (the spec leaves the others out); with no builder, nothing else uses them. */
+  async registerValidator({registrations}, {chain, node}) {
+    const state = chain.getHeadState();
+    const epoch = computeEpochAtSlot(state.slot);
+    await submitEach(registrations, "validator registrations", async (signed) => {
+      if (!isValidRegistrationSignature(chain.config, signed)) throw badRequest("invalid signature");
+      const index = state.epochCtx.getValidatorIndex(signed.message.pubkey);
+      if (index === null || index === undefined || index >= state.validators.length || state.validators.getReadonly(index).exitEpoch <= epoch) {
+        log.debug({pubkey: toHex(signed.message.pubkey)}, "Registration of an unknown or exited validator ignored");
+        return;
+      }
+      node.setValidatorRegistration(signed.message);
+    });
+  },
+
+  async submitBeaconCommitteeSelections() {
+    throw new ApiError(501, SELECTIONS_NOT_IMPLEMENTED);
+  },
+
+  async submitSyncCommitteeSelections() {
+    throw new ApiError(501, SELECTIONS_NOT_IMPLEMENTED);
   },
 };

@@ -1,7 +1,7 @@
 import {BooleanType, ContainerType, type ValueOf} from "@chainsafe/ssz";
 import type {ChainForkConfig} from "@lodestar/config";
-import type {ForkName} from "@lodestar/params";
-import {ssz, stringType, type SignedBeaconBlock, type phase0} from "@lodestar/types";
+import {type ForkName, isForkPostBellatrix} from "@lodestar/params";
+import {ssz, stringType, type Attestation, type SignedBeaconBlock, type SignedBlindedBeaconBlock, type deneb, type phase0} from "@lodestar/types";
 import {
   type BlockId,
   type ChainMeta,
@@ -12,6 +12,7 @@ import {
   blockId,
   chainMeta,
   customBody,
+  forkListData,
   forkType,
   formatValidatorId,
   fork,
@@ -29,7 +30,9 @@ import {
   uint,
   validatorId,
   versionedChainMeta,
+  type SszLike,
 } from "../codecs.ts";
+import {streamedListData} from "../streaming.ts";
 import {route, type BodyDef, type NoArgs} from "./types.ts";
 
 /** Routes of the Beacon tag: genesis, states and blocks (the operation pools are in pool.ts). */
@@ -98,11 +101,17 @@ const validatorsFilterBody = customBody<ValidatorsFilter, {stateId: StateId}>(
 export const BROADCAST_VALIDATIONS = ["gossip", "consensus", "consensus_and_equivocation"] as const;
 export type BroadcastValidation = (typeof BROADCAST_VALIDATIONS)[number];
 
+/** A blinded block from bellatrix on; before, when there is no payload to blind, the full block. */
+export type SignedBlindedOrFullBlock = SignedBlindedBeaconBlock | SignedBeaconBlock;
+export function signedBlindedBlockType(fork: ForkName): SszLike<SignedBlindedOrFullBlock> {
+  return forkType(fork, isForkPostBellatrix(fork) ? "SignedBlindedBeaconBlock" : "SignedBeaconBlock");
+}
+
 /**
- * The published block: its fork comes from `Eth-Consensus-Version`, or (v1, which does not
- * require the header) from the block's slot in a JSON body.
+ * A published block (`typeAt` its fork's type): its fork comes from `Eth-Consensus-Version`,
+ * or (v1, which does not require the header) from the block's slot in a JSON body.
  */
-function publishedBlockBody<O extends {fork?: ForkName}>(): BodyDef<SignedBlockContents, O> {
+function publishedBlockBody<T, O extends {fork?: ForkName}>(typeAt: (fork: ForkName) => SszLike<T>): BodyDef<T, O> {
   const forkOf = (others: O, json: unknown, config: ChainForkConfig): ForkName => {
     if (others.fork !== undefined) return others.fork;
     const body = json as {message?: {slot?: unknown}; signed_block?: {message?: {slot?: unknown}}} | null;
@@ -118,11 +127,11 @@ function publishedBlockBody<O extends {fork?: ForkName}>(): BodyDef<SignedBlockC
   };
   return {
     in: "body",
-    fromJson: (json, others, config) => signedBlockContentsType(forkOf(others, json, config)).fromJson(json),
-    toJson: (value, others) => signedBlockContentsType(known(others)).toJson(value),
+    fromJson: (json, others, config) => typeAt(forkOf(others, json, config)).fromJson(json),
+    toJson: (value, others) => typeAt(known(others)).toJson(value),
     ssz: {
-      deserialize: (bytes, others) => signedBlockContentsType(known(others)).deserialize(bytes),
-      serialize: (value, others) => signedBlockContentsType(known(others)).serialize(value),
+      deserialize: (bytes, others) => typeAt(known(others)).deserialize(bytes),
+      serialize: (value, others) => typeAt(known(others)).serialize(value),
     },
   };
 }
@@ -130,7 +139,8 @@ function publishedBlockBody<O extends {fork?: ForkName}>(): BodyDef<SignedBlockC
 const stateIdArg = {in: "path", name: "state_id", codec: stateId} as const;
 const blockIdArg = {in: "path", name: "block_id", codec: blockId} as const;
 const rootData = sszData<{root: Uint8Array}, ChainMeta>(() => RootResponseType, {ssz: false});
-const validatorsData = listData<ValidatorResponse, ChainMeta>(ValidatorResponseType);
+/** written validator by validator: the handler gives them lazily */
+const validatorsData = streamedListData<ValidatorResponse, ChainMeta>(ValidatorResponseType);
 
 export const beaconRoutes = {
   getGenesis: route<NoArgs, Genesis>({
@@ -169,7 +179,7 @@ export const beaconRoutes = {
     response: {kind: "data", data: sszData(() => FinalityCheckpointsType, {ssz: false}), meta: chainMeta},
     legacy: {method: "get_v1_beacon_states_finality_checkpoints", params: ["stateId"]},
   }),
-  getStateValidators: route<{stateId: StateId; id?: ValidatorId[]; status?: ValidatorStatusFilter[]}, ValidatorResponse[], ChainMeta>({
+  getStateValidators: route<{stateId: StateId; id?: ValidatorId[]; status?: ValidatorStatusFilter[]}, ValidatorResponse[], ChainMeta, Iterable<ValidatorResponse>>({
     method: "GET",
     path: "/eth/v1/beacon/states/{state_id}/validators",
     version: 1,
@@ -182,7 +192,7 @@ export const beaconRoutes = {
     response: {kind: "data", data: validatorsData, meta: chainMeta},
     legacy: {method: "get_v1_beacon_states_stateId_validators", params: ["stateId", "id", "status"]},
   }),
-  postStateValidators: route<{stateId: StateId; filter: ValidatorsFilter}, ValidatorResponse[], ChainMeta>({
+  postStateValidators: route<{stateId: StateId; filter: ValidatorsFilter}, ValidatorResponse[], ChainMeta, Iterable<ValidatorResponse>>({
     method: "POST",
     path: "/eth/v1/beacon/states/{state_id}/validators",
     version: 1,
@@ -242,7 +252,7 @@ export const beaconRoutes = {
     version: 2,
     tag: "Beacon",
     args: {
-      signedBlockContents: publishedBlockBody(),
+      signedBlockContents: publishedBlockBody(signedBlockContentsType),
       broadcastValidation: {in: "query", name: "broadcast_validation", codec: optional(oneOf(BROADCAST_VALIDATIONS))},
       fork: {in: "header", name: "Eth-Consensus-Version", codec: fork},
     },
@@ -253,8 +263,73 @@ export const beaconRoutes = {
     path: "/eth/v1/beacon/blocks",
     version: 1,
     tag: "Beacon",
-    args: {signedBlockContents: publishedBlockBody(), fork: {in: "header", name: "Eth-Consensus-Version", codec: optional(fork)}},
+    args: {signedBlockContents: publishedBlockBody(signedBlockContentsType), fork: {in: "header", name: "Eth-Consensus-Version", codec: optional(fork)}},
     response: {kind: "status"},
     legacy: {method: "post_v1_beacon_blocks", params: ["signedBlockContents"]},
+  }),
+  getBlockAttestationsV2: route<{blockId: BlockId}, Attestation[], VersionedChainMeta>({
+    method: "GET",
+    path: "/eth/v2/beacon/blocks/{block_id}/attestations",
+    version: 2,
+    tag: "Beacon",
+    args: {blockId: blockIdArg},
+    response: {kind: "data", data: forkListData((meta) => forkType(meta.version, "Attestation")), meta: versionedChainMeta},
+  }),
+  /** Removed from the standard API in v4 (pre-electra `Attestation`s only); kept for the product spec's clients. */
+  getBlockAttestations: route<{blockId: BlockId}, phase0.Attestation[], ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/blocks/{block_id}/attestations",
+    version: 1,
+    tag: "Beacon",
+    args: {blockId: blockIdArg},
+    response: {kind: "data", data: listData(ssz.phase0.Attestation), meta: chainMeta},
+    legacy: {method: "get_v1_beacon_blocks_blockId_attestations", params: ["blockId"]},
+  }),
+  getBlindedBlock: route<{blockId: BlockId}, SignedBlindedOrFullBlock, VersionedChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/blinded_blocks/{block_id}",
+    version: 1,
+    tag: "Beacon",
+    args: {blockId: blockIdArg},
+    response: {kind: "data", data: sszData((meta) => signedBlindedBlockType(meta.version), {ssz: true}), meta: versionedChainMeta},
+  }),
+  /** 200 when imported; 202 when it passed `broadcast_validation` but failed full validation (as publishBlockV2) */
+  publishBlindedBlockV2: route<{signedBlindedBlock: SignedBlindedOrFullBlock; broadcastValidation?: BroadcastValidation; fork: ForkName}, number>({
+    method: "POST",
+    path: "/eth/v2/beacon/blinded_blocks",
+    version: 2,
+    tag: "Beacon",
+    args: {
+      signedBlindedBlock: publishedBlockBody(signedBlindedBlockType),
+      broadcastValidation: {in: "query", name: "broadcast_validation", codec: optional(oneOf(BROADCAST_VALIDATIONS))},
+      fork: {in: "header", name: "Eth-Consensus-Version", codec: fork},
+    },
+    response: {kind: "status"},
+  }),
+  /** Removed from the standard API in v4; kept beside publishBlock. */
+  publishBlindedBlock: route<{signedBlindedBlock: SignedBlindedOrFullBlock; fork?: ForkName}, number>({
+    method: "POST",
+    path: "/eth/v1/beacon/blinded_blocks",
+    version: 1,
+    tag: "Beacon",
+    args: {signedBlindedBlock: publishedBlockBody(signedBlindedBlockType), fork: {in: "header", name: "Eth-Consensus-Version", codec: optional(fork)}},
+    response: {kind: "status"},
+  }),
+  /** Deprecated in the standard API (for getBlobs), still served. */
+  getBlobSidecars: route<{blockId: BlockId; indices?: number[]}, deneb.BlobSidecars, VersionedChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/blob_sidecars/{block_id}",
+    version: 1,
+    tag: "Beacon",
+    args: {blockId: blockIdArg, indices: {in: "query", name: "indices", codec: list(uint)}},
+    response: {kind: "data", data: sszData(() => ssz.deneb.BlobSidecars, {ssz: true}), meta: versionedChainMeta},
+  }),
+  getBlobs: route<{blockId: BlockId; versionedHashes?: Uint8Array[]}, deneb.Blobs, ChainMeta>({
+    method: "GET",
+    path: "/eth/v1/beacon/blobs/{block_id}",
+    version: 1,
+    tag: "Beacon",
+    args: {blockId: blockIdArg, versionedHashes: {in: "query", name: "versioned_hashes", codec: list(root)}},
+    response: {kind: "data", data: sszData(() => ssz.deneb.Blobs, {ssz: true}), meta: chainMeta},
   }),
 };

@@ -1,16 +1,20 @@
 import {beaconRoutes} from "./beacon.ts";
 import {configRoutes} from "./config.ts";
 import {debugRoutes} from "./debug.ts";
+import {eventRoutes} from "./events.ts";
+import {extRoutes} from "./ext.ts";
 import {nodeRoutes} from "./node.ts";
 import {poolRoutes} from "./pool.ts";
+import {rewardRoutes} from "./rewards.ts";
+import {stateRoutes} from "./states.ts";
 import type {Route, RouteDef} from "./types.ts";
 import {validatorRoutes} from "./validator.ts";
 
 /** The whole route table, keyed by the spec's operationId. */
 
-const parts = [beaconRoutes, poolRoutes, configRoutes, debugRoutes, nodeRoutes, validatorRoutes] as const;
+const parts = [beaconRoutes, stateRoutes, rewardRoutes, poolRoutes, configRoutes, debugRoutes, eventRoutes, nodeRoutes, validatorRoutes, extRoutes] as const;
 
-type Definitions = typeof beaconRoutes & typeof poolRoutes & typeof configRoutes & typeof debugRoutes & typeof nodeRoutes & typeof validatorRoutes;
+type Definitions = typeof beaconRoutes & typeof stateRoutes & typeof rewardRoutes & typeof poolRoutes & typeof configRoutes & typeof debugRoutes & typeof eventRoutes & typeof nodeRoutes & typeof validatorRoutes & typeof extRoutes;
 export type RouteTable = {[K in keyof Definitions]: Definitions[K] & {operationId: K}};
 export type OperationId = keyof RouteTable;
 

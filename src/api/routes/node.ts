@@ -1,7 +1,8 @@
 import {BooleanType, ContainerType, type ValueOf} from "@chainsafe/ssz";
-import {ssz, stringType} from "@lodestar/types";
-import {optional, parseUint, scalar, sszData} from "../codecs.ts";
-import {route, type NoArgs} from "./types.ts";
+import {peerIdFromString} from "@libp2p/peer-id";
+import {ArrayOf, ssz, stringType} from "@lodestar/types";
+import {list, oneOf, optional, parseUint, scalar, sszData} from "../codecs.ts";
+import {route, type MetaField, type NoArgs} from "./types.ts";
 
 /** Routes of the Node tag. */
 
@@ -14,6 +15,68 @@ export const SyncingStatusType = new ContainerType(
 );
 export type SyncingStatus = ValueOf<typeof SyncingStatusType>;
 
+export const NetworkIdentityType = new ContainerType(
+  {
+    peerId: stringType,
+    enr: stringType,
+    p2pAddresses: ArrayOf(stringType),
+    discoveryAddresses: ArrayOf(stringType),
+    metadata: ssz.fulu.Metadata,
+  },
+  {jsonCase: "eth2"}
+);
+export type NetworkIdentity = ValueOf<typeof NetworkIdentityType>;
+
+export const PEER_STATES = ["disconnected", "connecting", "connected", "disconnecting"] as const;
+export const PEER_DIRECTIONS = ["inbound", "outbound"] as const;
+export type PeerState = (typeof PEER_STATES)[number];
+export type PeerDirection = (typeof PEER_DIRECTIONS)[number];
+
+/** `enr` is null when the peer's record is unknown. */
+export interface Peer {
+  peerId: string;
+  enr: string | null;
+  lastSeenP2pAddress: string;
+  state: PeerState;
+  direction: PeerDirection;
+}
+const peerJson = {
+  toJson: (p: Peer) => ({peer_id: p.peerId, enr: p.enr, last_seen_p2p_address: p.lastSeenP2pAddress, state: p.state, direction: p.direction}),
+  fromJson(json: unknown): Peer {
+    const j = json as Record<string, string>;
+    return {peerId: j.peer_id, enr: j.enr ?? null, lastSeenP2pAddress: j.last_seen_p2p_address, state: j.state as PeerState, direction: j.direction as PeerDirection};
+  },
+};
+
+export const PeerCountType = new ContainerType(
+  {disconnected: ssz.UintNum64, connecting: ssz.UintNum64, connected: ssz.UintNum64, disconnecting: ssz.UintNum64},
+  {jsonCase: "eth2"}
+);
+export type PeerCount = ValueOf<typeof PeerCountType>;
+
+/** A libp2p peer id (its canonical text); one that does not parse is a 400. */
+const peerId = scalar<string>("peer ID", (s) => {
+  try {
+    return peerIdFromString(s).toString();
+  } catch {
+    return undefined;
+  }
+}, (v) => v);
+
+/** getPeers' `meta: {count}` (the spec names no header; `X-Total-Count` is the usual one for a list's size). */
+const countMeta: MetaField<number> = {
+  json: "meta",
+  header: "X-Total-Count",
+  toJson: (count) => ({count}),
+  fromJson(json) {
+    const count = (json as {count?: unknown} | undefined)?.count;
+    if (typeof count !== "number") throw new Error(`Invalid meta in response: ${JSON.stringify(json)}`);
+    return count;
+  },
+  toHeader: String,
+  fromHeader: Number,
+};
+
 /** An HTTP status code to answer with (getHealth's `syncing_status`). */
 const statusCode = scalar<number>("syncing status code", (s) => {
   const n = parseUint(s);
@@ -21,6 +84,50 @@ const statusCode = scalar<number>("syncing status code", (s) => {
 }, String);
 
 export const nodeRoutes = {
+  getNetworkIdentity: route<NoArgs, NetworkIdentity>({
+    method: "GET",
+    path: "/eth/v1/node/identity",
+    version: 1,
+    tag: "Node",
+    args: {},
+    response: {kind: "data", data: sszData(() => NetworkIdentityType, {ssz: false}), meta: {}},
+    legacy: {method: "get_v1_node_identity", params: []},
+  }),
+  getPeers: route<{state: PeerState[]; direction: PeerDirection[]}, Peer[], {count: number}>({
+    method: "GET",
+    path: "/eth/v1/node/peers",
+    version: 1,
+    tag: "Node",
+    args: {
+      state: {in: "query", name: "state", codec: list(oneOf(PEER_STATES))},
+      direction: {in: "query", name: "direction", codec: list(oneOf(PEER_DIRECTIONS))},
+    },
+    response: {
+      kind: "data",
+      data: {toJson: (peers) => peers.map(peerJson.toJson), fromJson: (json) => (json as unknown[]).map(peerJson.fromJson)},
+      meta: {count: countMeta},
+    },
+    legacy: {method: "get_v1_node_peers", params: []},
+  }),
+  /** 400 for an id that does not parse, 404 for a peer the node does not know */
+  getPeer: route<{peerId: string}, Peer>({
+    method: "GET",
+    path: "/eth/v1/node/peers/{peer_id}",
+    version: 1,
+    tag: "Node",
+    args: {peerId: {in: "path", name: "peer_id", codec: peerId}},
+    response: {kind: "data", data: peerJson, meta: {}},
+    legacy: {method: "get_v1_node_peers_peerId", params: ["peerId"]},
+  }),
+  getPeerCount: route<NoArgs, PeerCount>({
+    method: "GET",
+    path: "/eth/v1/node/peer_count",
+    version: 1,
+    tag: "Node",
+    args: {},
+    response: {kind: "data", data: sszData(() => PeerCountType, {ssz: false}), meta: {}},
+    legacy: {method: "get_v1_node_peer_count", params: []},
+  }),
   getNodeVersion: route<NoArgs, NodeVersion>({
     method: "GET",
     path: "/eth/v1/node/version",

@@ -1,9 +1,21 @@
 import {ForkName, MAX_COMMITTEES_PER_SLOT, MAX_VALIDATORS_PER_COMMITTEE, isForkPostElectra} from "@lodestar/params";
-import {ssz, type altair, type electra, type phase0} from "@lodestar/types";
-import {fork, listBody, type SszLike} from "../codecs.ts";
-import {route} from "./types.ts";
+import {ssz, type Attestation, type AttesterSlashing, type altair, type capella, type electra, type phase0} from "@lodestar/types";
+import {
+  type VersionMeta,
+  fork,
+  forkListData,
+  forkType,
+  listBody,
+  listData,
+  optional,
+  uint,
+  valueBody,
+  versionOnlyMeta,
+  type SszLike,
+} from "../codecs.ts";
+import {route, type NoArgs} from "./types.ts";
 
-/** Routes of the Beacon tag that feed the operation pools. */
+/** Routes of the Beacon tag that feed and read the operation pools. */
 
 /** Before electra a submitted attestation is an `Attestation`; from electra on, a `SingleAttestation`. */
 export type SubmittedAttestation = phase0.Attestation | electra.SingleAttestation;
@@ -14,16 +26,42 @@ function submittedAttestationType({fork}: {fork: ForkName}): SszLike<SubmittedAt
   return (isForkPostElectra(fork) ? ssz.electra.SingleAttestation : ssz.phase0.Attestation) as SszLike<SubmittedAttestation>;
 }
 
+/** The `slot` and `committee_index` filters of the attestation pool. */
+export interface AttestationFilter {
+  slot?: number;
+  committeeIndex?: number;
+}
+const attestationFilterArgs = {
+  slot: {in: "query", name: "slot", codec: optional(uint)},
+  committeeIndex: {in: "query", name: "committee_index", codec: optional(uint)},
+} as const;
+
+const forkHeader = {in: "header", name: "Eth-Consensus-Version", codec: fork} as const;
+
 export const poolRoutes = {
+  getPoolAttestationsV2: route<AttestationFilter, Attestation[], VersionMeta>({
+    method: "GET",
+    path: "/eth/v2/beacon/pool/attestations",
+    version: 2,
+    tag: "Beacon",
+    args: attestationFilterArgs,
+    response: {kind: "data", data: forkListData((meta) => forkType(meta.version, "Attestation")), meta: versionOnlyMeta},
+  }),
+  /** Removed from the standard API in v4 (pre-electra `Attestation`s only); kept for the product spec's clients. */
+  getPoolAttestations: route<AttestationFilter, phase0.Attestation[]>({
+    method: "GET",
+    path: "/eth/v1/beacon/pool/attestations",
+    version: 1,
+    tag: "Beacon",
+    args: attestationFilterArgs,
+    response: {kind: "data", data: listData(ssz.phase0.Attestation), meta: {}},
+  }),
   submitPoolAttestationsV2: route<{attestations: SubmittedAttestation[]; fork: ForkName}>({
     method: "POST",
     path: "/eth/v2/beacon/pool/attestations",
     version: 2,
     tag: "Beacon",
-    args: {
-      attestations: listBody(submittedAttestationType, ATTESTATIONS_LIMIT),
-      fork: {in: "header", name: "Eth-Consensus-Version", codec: fork},
-    },
+    args: {attestations: listBody(submittedAttestationType, ATTESTATIONS_LIMIT), fork: forkHeader},
     response: {kind: "empty"},
   }),
   /** Removed from the standard API in v4 (pre-electra `Attestation`s only); kept for the product spec's clients. */
@@ -35,6 +73,94 @@ export const poolRoutes = {
     args: {attestations: listBody(() => ssz.phase0.Attestation)},
     response: {kind: "empty"},
     legacy: {method: "post_v1_beacon_pool_attestations", params: ["attestations"]},
+  }),
+  getPoolAttesterSlashingsV2: route<NoArgs, AttesterSlashing[], VersionMeta>({
+    method: "GET",
+    path: "/eth/v2/beacon/pool/attester_slashings",
+    version: 2,
+    tag: "Beacon",
+    args: {},
+    response: {kind: "data", data: forkListData((meta) => forkType(meta.version, "AttesterSlashing")), meta: versionOnlyMeta},
+  }),
+  /** Removed from the standard API in v4 (pre-electra `AttesterSlashing`s only); kept for the product spec's clients. */
+  getPoolAttesterSlashings: route<NoArgs, phase0.AttesterSlashing[]>({
+    method: "GET",
+    path: "/eth/v1/beacon/pool/attester_slashings",
+    version: 1,
+    tag: "Beacon",
+    args: {},
+    response: {kind: "data", data: listData(ssz.phase0.AttesterSlashing), meta: {}},
+    legacy: {method: "get_v1_beacon_pool_attester_slashings", params: []},
+  }),
+  submitPoolAttesterSlashingsV2: route<{slashing: AttesterSlashing; fork: ForkName}>({
+    method: "POST",
+    path: "/eth/v2/beacon/pool/attester_slashings",
+    version: 2,
+    tag: "Beacon",
+    args: {slashing: valueBody(({fork}) => forkType<AttesterSlashing>(fork, "AttesterSlashing")), fork: forkHeader},
+    response: {kind: "empty"},
+  }),
+  /** Removed from the standard API in v4 (pre-electra `AttesterSlashing` only); the product spec's endpoint. */
+  submitPoolAttesterSlashings: route<{slashing: phase0.AttesterSlashing}>({
+    method: "POST",
+    path: "/eth/v1/beacon/pool/attester_slashings",
+    version: 1,
+    tag: "Beacon",
+    args: {slashing: valueBody(() => ssz.phase0.AttesterSlashing)},
+    response: {kind: "empty"},
+    legacy: {method: "post_v1_beacon_pool_attester_slashings", params: ["slashing"]},
+  }),
+  getPoolProposerSlashings: route<NoArgs, phase0.ProposerSlashing[]>({
+    method: "GET",
+    path: "/eth/v1/beacon/pool/proposer_slashings",
+    version: 1,
+    tag: "Beacon",
+    args: {},
+    response: {kind: "data", data: listData(ssz.phase0.ProposerSlashing), meta: {}},
+    legacy: {method: "get_v1_beacon_pool_proposer_slashings", params: []},
+  }),
+  submitPoolProposerSlashings: route<{slashing: phase0.ProposerSlashing}>({
+    method: "POST",
+    path: "/eth/v1/beacon/pool/proposer_slashings",
+    version: 1,
+    tag: "Beacon",
+    args: {slashing: valueBody(() => ssz.phase0.ProposerSlashing)},
+    response: {kind: "empty"},
+    legacy: {method: "post_v1_beacon_pool_proposer_slashings", params: ["slashing"]},
+  }),
+  getPoolVoluntaryExits: route<NoArgs, phase0.SignedVoluntaryExit[]>({
+    method: "GET",
+    path: "/eth/v1/beacon/pool/voluntary_exits",
+    version: 1,
+    tag: "Beacon",
+    args: {},
+    response: {kind: "data", data: listData(ssz.phase0.SignedVoluntaryExit), meta: {}},
+    legacy: {method: "get_v1_beacon_pool_voluntary_exits", params: []},
+  }),
+  submitPoolVoluntaryExit: route<{exit: phase0.SignedVoluntaryExit}>({
+    method: "POST",
+    path: "/eth/v1/beacon/pool/voluntary_exits",
+    version: 1,
+    tag: "Beacon",
+    args: {exit: valueBody(() => ssz.phase0.SignedVoluntaryExit)},
+    response: {kind: "empty"},
+    legacy: {method: "post_v1_beacon_pool_voluntary_exits", params: ["exit"]},
+  }),
+  getPoolBLSToExecutionChanges: route<NoArgs, capella.SignedBLSToExecutionChange[]>({
+    method: "GET",
+    path: "/eth/v1/beacon/pool/bls_to_execution_changes",
+    version: 1,
+    tag: "Beacon",
+    args: {},
+    response: {kind: "data", data: listData(ssz.capella.SignedBLSToExecutionChange), meta: {}},
+  }),
+  submitPoolBLSToExecutionChange: route<{changes: capella.SignedBLSToExecutionChange[]}>({
+    method: "POST",
+    path: "/eth/v1/beacon/pool/bls_to_execution_changes",
+    version: 1,
+    tag: "Beacon",
+    args: {changes: listBody(() => ssz.capella.SignedBLSToExecutionChange)},
+    response: {kind: "empty"},
   }),
   submitPoolSyncCommitteeSignatures: route<{messages: altair.SyncCommitteeMessage[]}>({
     method: "POST",

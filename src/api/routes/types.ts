@@ -31,6 +31,13 @@ export interface ParamDef<T> {
  */
 export interface BodyDef<T, Others> {
   in: "body";
+  /** the body may be left out (the spec's `required: false`): `fromJson` then gets undefined */
+  optional?: boolean;
+  /**
+   * present when the route also takes text (the extension endpoints): a `text/plain` body, or a
+   * form-encoded one (its field `formField`, else the whole body as sent, which is what `curl -d TEXT` sends)
+   */
+  text?: {formField: string; fromText(text: string, others: Others): T};
   fromJson(json: unknown, others: Others, config: ChainForkConfig): T;
   toJson(value: T, others: Others): unknown;
   /** present when the spec allows `application/octet-stream` request bodies */
@@ -43,13 +50,18 @@ export interface BodyDef<T, Others> {
 /** Every argument of a route, keyed by its name in the handler's `args`. */
 export type ArgsDef<A> = {[K in keyof A]-?: ParamDef<A[K]> | BodyDef<A[K], Omit<A, K>>};
 
-/** A response body codec; `meta` is the response's metadata (the block's fork, for instance). */
-export interface DataCodec<D, M> {
-  toJson(data: D, meta: M): unknown;
+/**
+ * A response body codec; `meta` is the response's metadata (the block's fork, for instance).
+ * `S` is what the handler gives (a state's tree view, a lazy list), `D` what the client reads back.
+ */
+export interface DataCodec<D, M, S = D> {
+  toJson(data: S, meta: M): unknown;
   fromJson(json: unknown, meta: M): D;
+  /** Large answers: the JSON text of `toJson(data)`, in pieces the server writes as they come (joined, exactly the same text). */
+  toJsonChunks?(data: S, meta: M): Iterable<string>;
   /** present when the spec allows `application/octet-stream` responses */
   ssz?: {
-    serialize(data: D, meta: M): Uint8Array;
+    serialize(data: S, meta: M): Uint8Array;
     deserialize(bytes: Uint8Array, meta: M): D;
   };
 }
@@ -70,13 +82,31 @@ export type MetaDef<M> = {[K in keyof M]-?: MetaField<M[K]>};
 export type NoMeta = Record<never, never>;
 export type NoArgs = Record<never, never>;
 
-export type ResponseDef<D, M> =
+export type ResponseDef<D, M, S = D> =
   /** 200 with no body; the handler returns nothing */
   | {kind: "empty"}
   /** no body; the handler's `data` is the HTTP status (getHealth, publishBlock's 200/202) */
   | {kind: "status"}
-  /** `{...meta, data}` as JSON, or SSZ bytes of `data` with meta in headers */
-  | {kind: "data"; data: DataCodec<D, M>; meta: MetaDef<M>};
+  /**
+   * `{...meta, data}` as JSON, or SSZ bytes of `data` with meta in headers. `unwrapped`: the JSON
+   * body is `data` itself, not inside `{data}` (getDebugForkChoice); for routes without metadata.
+   */
+  | {kind: "data"; data: DataCodec<D, M, S>; meta: MetaDef<M>; unwrapped?: boolean}
+  /** server-sent events (`text/event-stream`): the handler gives an EventSource, the client reads an AsyncIterable */
+  | {kind: "events"; event: EventCodec<D extends AsyncIterable<infer E> ? E : never>};
+
+/** One event of an event stream: its name (the SSE `event:` field) and its `data` as JSON. */
+export interface EventCodec<E> {
+  name(event: E): string;
+  toJson(event: E): unknown;
+  /** throws on an unknown name or malformed data */
+  fromJson(name: string, json: unknown): E;
+}
+
+/** What an `events` route's handler gives: `subscribe` starts calling `onEvent` and returns the function that stops it. */
+export interface EventSource<E> {
+  subscribe(onEvent: (event: E) => void): () => void;
+}
 
 /**
  * Reserved for the JSON-RPC compatibility layer: the legacy method name and the route
@@ -85,17 +115,21 @@ export type ResponseDef<D, M> =
 export interface LegacyDef<A> {
   method: string;
   params: readonly (keyof A)[];
+  /** the key of `data` that is the legacy result, when the REST data wraps it (getSyncing's boolean) */
+  result?: string;
 }
 
-export interface RouteDef<A, D, M> {
+/** `D` is the response data as the client reads it, `S` as the handler gives it (see DataCodec). */
+export interface RouteDef<A, D, M, S = D> {
   method: HttpMethod;
   /** spec form: `/eth/v1/beacon/states/{state_id}/root` */
   path: string;
   /** the endpoint's own version (the `vN` of its path) */
   version: number;
-  tag: "Beacon" | "Config" | "Debug" | "Node" | "Validator";
+  /** the spec's tag; "Ext" for the node's own extension endpoints under `/ext/` */
+  tag: "Beacon" | "Config" | "Debug" | "Events" | "Ext" | "Node" | "Validator";
   args: ArgsDef<A>;
-  response: ResponseDef<D, M>;
+  response: ResponseDef<D, M, S>;
   legacy?: LegacyDef<A>;
 }
 
@@ -105,13 +139,15 @@ export type Route<A = any, D = any, M = any> = RouteDef<A, D, M> & {operationId:
 /** What a handler returns, and what the client gives back, for a route. */
 export type RouteResult<D, M> = [D] extends [void] ? void : [keyof M] extends [never] ? {data: D} : {data: D; meta: M};
 
-export type ArgsOf<R> = R extends RouteDef<infer A, any, any> ? A : never;
-export type ResultOf<R> = R extends RouteDef<any, infer D, infer M> ? RouteResult<D, M> : never;
+export type ArgsOf<R> = R extends RouteDef<infer A, any, any, any> ? A : never;
+export type ResultOf<R> = R extends RouteDef<any, infer D, infer M, any> ? RouteResult<D, M> : never;
+/** What the route's handler returns (its data in the server form `S`). */
+export type HandlerResultOf<R> = R extends RouteDef<any, any, infer M, infer S> ? RouteResult<S, M> : never;
 
 /** One handler per entry of `T`; a route without a handler is a compile error. */
-export type Handlers<T, Ctx> = {[K in keyof T]: (args: ArgsOf<T[K]>, ctx: Ctx) => Promise<ResultOf<T[K]>>};
+export type Handlers<T, Ctx> = {[K in keyof T]: (args: ArgsOf<T[K]>, ctx: Ctx) => Promise<HandlerResultOf<T[K]>>};
 
 /** Keeps the literal types of an entry while checking it against RouteDef. */
-export function route<A, D = void, M = NoMeta>(def: RouteDef<A, D, M>): RouteDef<A, D, M> {
+export function route<A, D = void, M = NoMeta, S = D>(def: RouteDef<A, D, M, S>): RouteDef<A, D, M, S> {
   return def;
 }

@@ -4,8 +4,9 @@ import {
   MAX_COMMITTEES_PER_SLOT,
   SYNC_COMMITTEE_SIZE,
   TARGET_AGGREGATORS_PER_COMMITTEE,
+  VALIDATOR_REGISTRY_LIMIT,
 } from "@lodestar/params";
-import {ssz, type Attestation, type SignedAggregateAndProof, type altair, type phase0} from "@lodestar/types";
+import {ssz, type Attestation, type SignedAggregateAndProof, type altair, type bellatrix, type phase0} from "@lodestar/types";
 import {
   type BlockContents,
   type ValidatorId,
@@ -69,6 +70,18 @@ export const SyncCommitteeSubscriptionType = new ContainerType(
   {jsonCase: "eth2"}
 );
 export const ProposerPreparationType = new ContainerType({validatorIndex: ssz.ValidatorIndex, feeRecipient: ssz.ExecutionAddress}, {jsonCase: "eth2"});
+export const LivenessType = new ContainerType({index: ssz.ValidatorIndex, isLive: ssz.Boolean}, {jsonCase: "eth2"});
+export const BeaconCommitteeSelectionType = new ContainerType(
+  {validatorIndex: ssz.ValidatorIndex, slot: ssz.Slot, selectionProof: ssz.BLSSignature},
+  {jsonCase: "eth2"}
+);
+export const SyncCommitteeSelectionType = new ContainerType(
+  {validatorIndex: ssz.ValidatorIndex, slot: ssz.Slot, subcommitteeIndex: ssz.CommitteeIndex, selectionProof: ssz.BLSSignature},
+  {jsonCase: "eth2"}
+);
+export type Liveness = ValueOf<typeof LivenessType>;
+export type BeaconCommitteeSelection = ValueOf<typeof BeaconCommitteeSelectionType>;
+export type SyncCommitteeSelection = ValueOf<typeof SyncCommitteeSelectionType>;
 export type BeaconCommitteeSubscription = ValueOf<typeof BeaconCommitteeSubscriptionType>;
 export type SyncCommitteeSubscription = ValueOf<typeof SyncCommitteeSubscriptionType>;
 export type ProposerPreparation = ValueOf<typeof ProposerPreparationType>;
@@ -257,5 +270,38 @@ export const validatorRoutes = {
     tag: "Validator",
     args: {preparations: listBody(() => ProposerPreparationType)},
     response: {kind: "empty"},
+  }),
+  getLiveness: route<{epoch: number; indices: number[]}, Liveness[]>({
+    method: "POST",
+    path: "/eth/v1/validator/liveness/{epoch}",
+    version: 1,
+    tag: "Validator",
+    args: {epoch: epochArg, indices: stringListBody("validator indices", parseUint, String)},
+    response: {kind: "data", data: listData(LivenessType), meta: {}},
+  }),
+  registerValidator: route<{registrations: bellatrix.SignedValidatorRegistrationV1[]}>({
+    method: "POST",
+    path: "/eth/v1/validator/register_validator",
+    version: 1,
+    tag: "Validator",
+    args: {registrations: listBody(() => ssz.bellatrix.SignedValidatorRegistrationV1, VALIDATOR_REGISTRY_LIMIT)},
+    response: {kind: "empty"},
+  }),
+  /** For distributed validator middleware; a beacon node answers 501, as the spec allows. */
+  submitBeaconCommitteeSelections: route<{selections: BeaconCommitteeSelection[]}, BeaconCommitteeSelection[]>({
+    method: "POST",
+    path: "/eth/v1/validator/beacon_committee_selections",
+    version: 1,
+    tag: "Validator",
+    args: {selections: listBody(() => BeaconCommitteeSelectionType)},
+    response: {kind: "data", data: listData(BeaconCommitteeSelectionType), meta: {}},
+  }),
+  submitSyncCommitteeSelections: route<{selections: SyncCommitteeSelection[]}, SyncCommitteeSelection[]>({
+    method: "POST",
+    path: "/eth/v1/validator/sync_committee_selections",
+    version: 1,
+    tag: "Validator",
+    args: {selections: listBody(() => SyncCommitteeSelectionType)},
+    response: {kind: "data", data: listData(SyncCommitteeSelectionType), meta: {}},
   }),
 };

@@ -5,8 +5,11 @@ import {getLogger} from "../../log.ts";
 import {handlers, type ApiContext} from "../impl/index.ts";
 import {routes} from "../routes/index.ts";
 import type {Route} from "../routes/types.ts";
-import type {WireRequest, WireResponse} from "../wire.ts";
+import {isChunked, type WireRequest, type WireResponse} from "../wire.ts";
+import {writeEventStream} from "./eventStream.ts";
 import {createRouteHandler, errorResponse, type RouteHandler} from "./routeHandler.ts";
+import {logRequests, trackRequests} from "./requestHooks.ts";
+import {writeChunks} from "./writeChunks.ts";
 
 /** The REST server: an express app with one generic handler per table entry. */
 
@@ -50,9 +53,11 @@ function toWireRequest(req: Request): WireRequest {
   };
 }
 
-function send(res: Response, wire: WireResponse): void {
+function send(res: Response, wire: WireResponse): Promise<void> | void {
   res.status(wire.status);
   for (const [name, value] of Object.entries(wire.headers)) res.setHeader(name, value);
+  if (wire.eventStream) return writeEventStream(res, wire.eventStream);
+  if (isChunked(wire.body)) return writeChunks(res, wire.body);
   res.end(wire.body);
 }
 
@@ -78,6 +83,7 @@ export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLim
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
+  app.use(trackRequests(), logRequests());
   if (opts.allowOrigin) app.use(cors(opts.allowOrigin));
   app.use(express.raw({type: () => true, limit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT}));
   const byId = createApiHandlers(ctx);
@@ -87,8 +93,7 @@ export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLim
     const method = route.method === "GET" ? "get" : "post";
     app[method](expressPath, async (req, res) => {
       const wire = await handle(toWireRequest(req));
-      log.debug({method: req.method, path: req.path, status: wire.status}, route.operationId);
-      send(res, wire);
+      await send(res, wire);
     });
   }
   app.use((req, res) => send(res, errorResponse(404, {code: 404, message: `Route not found: ${req.method} ${req.path}`})));

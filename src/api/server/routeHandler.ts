@@ -1,8 +1,11 @@
 import type {ChainForkConfig} from "@lodestar/config";
 import {ApiError, badRequest, renderError} from "../errors.ts";
-import type {BodyDef, ParamDef, Route, WireFormat} from "../routes/types.ts";
+import type {BodyDef, EventSource, ParamDef, Route, WireFormat} from "../routes/types.ts";
+import {coalesce, envelopeChunks} from "../streaming.ts";
 import {MEDIA_TYPE, type WireRequest, type WireResponse} from "../wire.ts";
+import {eventStreamResponse} from "./eventStream.ts";
 import {requestFormat, responseFormat} from "./negotiation.ts";
+import {isTextBody, parseTextBody} from "./textBody.ts";
 
 /**
  * The one generic handler: negotiate, parse every argument with the route's codecs, call the
@@ -25,9 +28,13 @@ function rawParam(req: WireRequest, def: ParamDef<unknown>): string[] | undefine
 
 function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, others: Record<string, unknown>, config: ChainForkConfig): unknown {
   const contentType = headerValue(req, "content-type");
+  if (def.text && isTextBody(contentType)) return parseTextBody(req.body, contentType, def, others, config);
   const format = requestFormat(contentType, def.ssz !== undefined);
   if (format === null) throw new ApiError(415, `Unsupported Content-Type: ${contentType}`);
-  if (!req.body || req.body.length === 0) throw badRequest("Missing request body");
+  if (!req.body || req.body.length === 0) {
+    if (def.optional) return def.fromJson(undefined, others, config);
+    throw badRequest("Missing request body");
+  }
   let json: unknown;
   if (format === "json") {
     try {
@@ -60,6 +67,7 @@ function formatResult(route: Route, result: {data?: unknown; meta?: Record<strin
   const response = route.response;
   if (response.kind === "empty") return {status: 200, headers: {}};
   if (response.kind === "status") return {status: result!.data as number, headers: {}};
+  if (response.kind === "events") return eventStreamResponse(result!.data as EventSource<unknown>, response.event, route.operationId);
   const meta = result!.meta ?? {};
   const headers: Record<string, string> = {"Content-Type": MEDIA_TYPE[format]};
   const json: Record<string, unknown> = {};
@@ -68,6 +76,9 @@ function formatResult(route: Route, result: {data?: unknown; meta?: Record<strin
     json[field.json] = field.toJson(meta[key]);
   }
   if (format === "ssz") return {status: 200, headers, body: response.data.ssz!.serialize(result!.data, meta)};
+  if (response.unwrapped) return {status: 200, headers, body: JSON.stringify(response.data.toJson(result!.data, meta))};
+  const chunks = response.data.toJsonChunks?.(result!.data, meta);
+  if (chunks) return {status: 200, headers, body: coalesce(envelopeChunks(json, chunks))};
   json.data = response.data.toJson(result!.data, meta);
   return {status: 200, headers, body: JSON.stringify(json)};
 }

@@ -1,19 +1,28 @@
 import {createBeaconConfig, type BeaconConfig} from "@lodestar/config";
-import {ForkName} from "@lodestar/params";
+import {ForkName, ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
 import {
   type CachedBeaconStateAllForks,
+  type CachedBeaconStateExecutions,
+  computeEpochAtSlot,
   computeStartSlotAtEpoch,
   createCachedBeaconState,
   createPubkeyCache,
+  getEffectiveBalanceIncrementsZeroInactive,
   processSlots,
 } from "@lodestar/state-transition";
-import {ssz, type Root, type SignedBeaconBlock, type altair, type fulu, type phase0} from "@lodestar/types";
+import {ssz, type BeaconBlock, type Root, type SignedBeaconBlock, type altair, type bellatrix, type fulu, type phase0} from "@lodestar/types";
+import {toHex, toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
 import type {ApiContext} from "../../../src/api/impl/index.ts";
 import {createInteropGenesisState} from "../../../src/chain/genesis.ts";
 import type {BlockErrorCode, ChainEvents, IBeaconChain, ProduceBlockArgs, ProducedBlock} from "../../../src/chain/interface.ts";
-import {devChainConfig} from "../../../src/config/chainConfig.ts";
-import type {OperationPools} from "../../../src/pools/index.ts";
+import {ProducedPayloads} from "../../../src/chain/producedPayloads.ts";
+import {anchorProtoBlock} from "../../../src/chain/protoBlock.ts";
+import {devChainConfig, type DevFork} from "../../../src/config/chainConfig.ts";
+import {NodeIdentity} from "../../../src/network/identity.ts";
+import {ForkChoice} from "../../../src/forkchoice/index.ts";
+import {ValidatorLiveness} from "../../../src/chain/liveness.ts";
+import type {OperationPools, PoolEvents} from "../../../src/pools/index.ts";
 import {PoolError} from "../../../src/pools/types.ts";
 
 /**
@@ -34,8 +43,13 @@ export class TestChain implements IBeaconChain {
   readonly genesisTime: number;
   readonly genesisValidatorsRoot: Root;
   readonly emitter = new EventEmitter<ChainEvents>();
+  /** the real record: tests feed it with record() */
+  readonly liveness = new ValidatorLiveness();
   readonly genesisBlock: fulu.SignedBeaconBlock;
   readonly genesisRoot: Root;
+  /** a real fork choice anchored at the genesis block; tests add nodes with onTick/onBlock */
+  readonly forkChoice: ForkChoice;
+  private readonly producedPayloads = new ProducedPayloads();
   /** the wall-clock slot the double reports */
   slot = 0;
   readonly imported: SignedBeaconBlock[] = [];
@@ -43,6 +57,9 @@ export class TestChain implements IBeaconChain {
   importError: Error | null = null;
   readonly produced: ProduceBlockArgs[] = [];
   readonly state: CachedBeaconStateAllForks;
+  /** blocks and canonical states a test adds beyond genesis (the head stays genesis) */
+  private readonly addedBlocks = new Map<string, SignedBeaconBlock>();
+  private readonly addedStates = new Map<number, CachedBeaconStateAllForks>();
 
   constructor(state: CachedBeaconStateAllForks) {
     this.state = state;
@@ -53,6 +70,13 @@ export class TestChain implements IBeaconChain {
     block.message.stateRoot = state.hashTreeRoot();
     this.genesisBlock = block;
     this.genesisRoot = ssz.fulu.BeaconBlock.hashTreeRoot(block.message);
+    const executionHash = state.config.getForkSeq(state.slot) >= ForkSeq.bellatrix ? (state as CachedBeaconStateExecutions).latestExecutionPayloadHeader.blockHash : null;
+    this.forkChoice = new ForkChoice({
+      anchor: anchorProtoBlock(state, toRootHex(this.genesisRoot), executionHash),
+      currentSlot: 0,
+      opts: {slotsPerEpoch: SLOTS_PER_EPOCH, secondsPerSlot: state.config.SECONDS_PER_SLOT, proposerScoreBoostPercent: 40},
+      getJustifiedBalances: () => Array.from(getEffectiveBalanceIncrementsZeroInactive(state)),
+    });
   }
 
   currentSlot(): number {
@@ -78,19 +102,32 @@ export class TestChain implements IBeaconChain {
     return rootEq(blockRoot, this.genesisRoot) ? this.state : null;
   }
   async getStateBySlot(slot: number) {
-    return slot === 0 ? this.state : null;
+    return slot === 0 ? this.state : (this.addedStates.get(slot) ?? null);
+  }
+  async getBlockPreState(block: BeaconBlock) {
+    return rootEq(block.parentRoot, this.genesisRoot) ? processSlots(this.state.clone(), block.slot) : null;
+  }
+  /** Makes a block (a child of genesis, canonical) known by root and slot; returns its root. */
+  addBlock(signedBlock: SignedBeaconBlock): Root {
+    const root = this.config.getForkTypes(signedBlock.message.slot).BeaconBlock.hashTreeRoot(signedBlock.message);
+    this.addedBlocks.set(toHex(root), signedBlock);
+    return root;
+  }
+  /** Makes a state the canonical state at its slot. */
+  addState(state: CachedBeaconStateAllForks): void {
+    this.addedStates.set(state.slot, state);
   }
   async getStateByStateRoot(stateRoot: Root) {
     return rootEq(stateRoot, this.state.hashTreeRoot()) ? this.state : null;
   }
   async getBlockByRoot(blockRoot: Root) {
-    return rootEq(blockRoot, this.genesisRoot) ? this.genesisBlock : null;
+    return rootEq(blockRoot, this.genesisRoot) ? this.genesisBlock : (this.addedBlocks.get(toHex(blockRoot)) ?? null);
   }
   async getCanonicalBlockAtSlot(slot: number) {
-    return slot === 0 ? this.genesisBlock : null;
+    return slot === 0 ? this.genesisBlock : ([...this.addedBlocks.values()].find((b) => b.message.slot === slot) ?? null);
   }
   isCanonical(blockRoot: Root): boolean {
-    return rootEq(blockRoot, this.genesisRoot);
+    return rootEq(blockRoot, this.genesisRoot) || this.addedBlocks.has(toHex(blockRoot));
   }
   async importBlock(signedBlock: SignedBeaconBlock) {
     if (this.importError) throw this.importError;
@@ -105,7 +142,13 @@ export class TestChain implements IBeaconChain {
     block.parentRoot = this.genesisRoot;
     block.body.randaoReveal = args.randaoReveal;
     block.body.graffiti = args.graffiti ?? new Uint8Array(32);
-    return {block, fork: ForkName.fulu, executionPayloadValue: 12345n, consensusBlockValue: 7n};
+    // a payload of its own per slot, kept as the real chain keeps it (to publish the block blinded)
+    block.body.executionPayload.blockHash = new Uint8Array(32).fill(args.slot % 256);
+    block.body.executionPayload.transactions = [Uint8Array.from([2, args.slot % 256])];
+    return this.producedPayloads.remember({block, fork: ForkName.fulu, executionPayloadValue: 12345n, consensusBlockValue: 7n});
+  }
+  getProducedPayload(blockHash: Uint8Array) {
+    return this.producedPayloads.get(blockHash);
   }
   async produceAttestationData(committeeIndex: number, slot: number): Promise<phase0.AttestationData> {
     return {slot, index: committeeIndex, beaconBlockRoot: this.genesisRoot, source: {epoch: 0, root: new Uint8Array(32)}, target: {epoch: 0, root: this.genesisRoot}};
@@ -123,6 +166,7 @@ function recordingPools() {
   const aggregate = ssz.electra.Attestation.defaultValue();
   aggregate.data.slot = 1;
   const pools = {
+    emitter: new EventEmitter<PoolEvents>(),
     attestations: {
       async submitAttestation(att: {data: phase0.AttestationData}) {
         check(att.data.slot);
@@ -152,8 +196,9 @@ function recordingPools() {
 
 export type TestContext = ReturnType<typeof createTestContext>;
 
-export function createTestContext(validatorCount = 64) {
-  const chainConfig = devChainConfig({secondsPerSlot: 2, genesisFork: "fulu", forkEpochs: {}});
+/** `genesisFork` other than fulu: for answers that depend on the state's fork (the double's genesis block stays a fulu block). */
+export function createTestContext(validatorCount = 64, genesisFork: DevFork = "fulu") {
+  const chainConfig = devChainConfig({secondsPerSlot: 2, genesisFork, forkEpochs: {}});
   const genesis = createInteropGenesisState(chainConfig, validatorCount, Math.floor(Date.now() / 1000));
   // fresh epoch caches under a BeaconConfig that knows the genesis validators root
   const config = createBeaconConfig(chainConfig, genesis.genesisValidatorsRoot);
@@ -164,8 +209,14 @@ export function createTestContext(validatorCount = 64) {
   const node = {
     syncing: false,
     version: "beacon-gateway/v0.1.0-test/linux-x64",
-    graffiti: () => new TextEncoder().encode("node graffiti".padEnd(32, "\0")),
+    graffitiSetting: new TextEncoder().encode("node graffiti".padEnd(32, "\0")) as Uint8Array,
+    graffiti: () => node.graffitiSetting,
+    setGraffiti: async (value: Uint8Array) => void (node.graffitiSetting = value),
+    // a fixed key, kept in memory only
+    identity: new NodeIdentity(new Uint8Array(32).fill(7), {config, currentEpoch: () => computeEpochAtSlot(chain.slot)}),
     setProposerFeeRecipient: (index: number, address: Uint8Array) => void feeRecipients.set(index, address),
+    registrations: [] as bellatrix.ValidatorRegistrationV1[],
+    setValidatorRegistration: (registration: bellatrix.ValidatorRegistrationV1) => void node.registrations.push(registration),
     isSyncing: () => node.syncing,
   };
   const ctx: ApiContext = {chain, pools, node};

@@ -1,0 +1,76 @@
+import {toHex} from "@lodestar/utils";
+import type {EventEmitter} from "node:events";
+import type {ChainEvents, PayloadAttributesEvent} from "../../chain/interface.ts";
+import type {PoolEvents} from "../../pools/index.ts";
+import type {BeaconEvent, EventData, EventTopic, eventRoutes} from "../routes/events.ts";
+import type {Handlers} from "../routes/types.ts";
+import type {ApiContext} from "./context.ts";
+
+/** The event stream's handler: each topic is a listener on the chain's or the pools' emitter. */
+
+/** The dev chain's engine answers at once: nothing the node imports is ever optimistic. */
+const executionOptimistic = false;
+
+type Listen = <Events extends Record<keyof Events, unknown[]>, K extends keyof Events & string>(
+  emitter: EventEmitter<Events>,
+  name: K,
+  listener: (...args: Events[K]) => void
+) => void;
+
+/** The chain's event in the API's shape: the fork as `version`, the fee recipient as a 0x string. */
+function payloadAttributesData({fork, payloadAttributes, ...common}: PayloadAttributesEvent): EventData<"payload_attributes"> {
+  const suggestedFeeRecipient = toHex(payloadAttributes.suggestedFeeRecipient);
+  return {version: fork, data: {...common, payloadAttributes: {...payloadAttributes, suggestedFeeRecipient}}};
+}
+
+/** Topics whose event data is the value the pools emit, as it is. */
+const POOL_TOPICS = [
+  "attestation",
+  "single_attestation",
+  "voluntary_exit",
+  "proposer_slashing",
+  "attester_slashing",
+  "bls_to_execution_change",
+  "contribution_and_proof",
+] as const satisfies readonly (keyof PoolEvents & EventTopic)[];
+type PoolTopic = (typeof POOL_TOPICS)[number];
+const isPoolTopic = (topic: EventTopic): topic is PoolTopic => (POOL_TOPICS as readonly string[]).includes(topic);
+
+/** Starts the listeners of one topic; each turns its emitter's value into the topic's event data. */
+function listenTo(topic: EventTopic, chain: EventEmitter<ChainEvents>, pools: EventEmitter<PoolEvents>, listen: Listen, emit: (event: BeaconEvent) => void): void {
+  if (isPoolTopic(topic)) return listen(pools, topic, (data) => emit({topic, data} as BeaconEvent));
+  switch (topic) {
+    case "head":
+      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic}}));
+    case "block":
+      return listen(chain, topic, ({slot, block}) => emit({topic, data: {slot, block, executionOptimistic}}));
+    case "block_gossip":
+      return listen(chain, topic, (data) => emit({topic, data}));
+    case "finalized_checkpoint":
+      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic}}));
+    case "chain_reorg":
+      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic}}));
+    case "payload_attributes":
+      return listen(chain, topic, (e) => emit({topic, data: payloadAttributesData(e)}));
+  }
+}
+
+export const eventHandlers: Handlers<typeof eventRoutes, ApiContext> = {
+  async eventstream({topics}, {chain, pools}) {
+    return {
+      data: {
+        subscribe(onEvent) {
+          const removers: (() => void)[] = [];
+          const listen: Listen = (emitter, name, listener) => {
+            (emitter as EventEmitter).on(name, listener as never);
+            removers.push(() => (emitter as EventEmitter).off(name, listener as never));
+          };
+          for (const topic of topics) listenTo(topic, chain.emitter, pools.emitter, listen, onEvent);
+          return () => {
+            for (const remove of removers) remove();
+          };
+        },
+      },
+    };
+  },
+};

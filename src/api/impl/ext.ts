@@ -1,0 +1,96 @@
+import {SLOTS_PER_EPOCH} from "@lodestar/params";
+import {getLogger, logManager} from "../../log.ts";
+import {liveTasks} from "../../liveTasks.ts";
+import {badRequest} from "../errors.ts";
+import type {extRoutes} from "../routes/ext.ts";
+import type {Handlers} from "../routes/types.ts";
+import {type ApiContext, syncState} from "./context.ts";
+
+/** Handlers of the extension endpoints (`/ext/v1`). */
+
+const log = getLogger("api");
+
+export const extHandlers: Handlers<typeof extRoutes, ApiContext> = {
+  async getGraffiti(_args, {node}) {
+    return {data: node.graffiti()};
+  },
+
+  async setGraffiti({graffiti}, {node}) {
+    await node.setGraffiti(graffiti);
+    log.info({graffiti: Buffer.from(graffiti).toString("hex")}, "graffiti set");
+    return {data: true};
+  },
+
+  async setLogLevel({directive, logLevel}) {
+    if (directive && logLevel) throw badRequest("Give the log-level directive once: as the body or as the log_level query parameter");
+    const chosen = directive ?? logLevel;
+    if (!chosen) throw badRequest("Missing log-level directive: send it as a text/plain body or as the log_level query parameter");
+    logManager().apply(chosen);
+    log.info({directive: chosen}, "log levels changed");
+    return {data: true};
+  },
+
+  async getBeaconHead(_args, {chain}) {
+    return {data: chain.getHead().slot};
+  },
+
+  async getChainHead(_args, {chain}) {
+    const head = chain.getHead();
+    const finalized = chain.getFinalizedCheckpoint();
+    const justified = chain.getJustifiedCheckpoint();
+    return {
+      data: {
+        headSlot: head.slot,
+        headBlockRoot: head.blockRoot,
+        finalizedSlot: finalized.epoch * SLOTS_PER_EPOCH,
+        finalizedBlockRoot: finalized.root,
+        justifiedSlot: justified.epoch * SLOTS_PER_EPOCH,
+        justifiedBlockRoot: justified.root,
+      },
+    };
+  },
+
+  async getSyncManagerStatus(_args, ctx) {
+    const {headSlot, syncDistance, isSyncing} = syncState(ctx);
+    return {data: {state: isSyncing ? "syncing" : "synced", isSyncing, headSlot, syncDistance}};
+  },
+
+  async getNodePeerId(_args, {node}) {
+    return {data: node.identity.peerId};
+  },
+
+  async getNodeVersionText(_args, {node}) {
+    return {data: node.version};
+  },
+
+  // No networking yet: no peers, no gossip.
+  async getNetworkPeerIds() {
+    return {data: []};
+  },
+
+  async getNetworkPeers() {
+    return {data: {peers: []}};
+  },
+
+  async getDebugGossipPeers() {
+    return {data: {gossipsub: {}, mesh: {}, colocationPeers: [], peerStats: [], allPeers: []}};
+  },
+
+  async getNetworkEnr(_args, {node}) {
+    return {data: node.identity.enr()};
+  },
+
+  // The dev chain has no deposit contract: the node follows no execution chain for deposits,
+  // keeps no eth1 blocks, and a block carries the state's eth1_data and no deposits.
+  async getEth1Chain() {
+    return {data: []};
+  },
+
+  async getEth1ProposalData(_args, {chain}) {
+    return {data: {vote: chain.getHeadState().eth1Data.toValue(), deposits: []}};
+  },
+
+  async getDebugTasks() {
+    return {data: liveTasks().map((task) => ({...task, childId: 0, state: "Pending"}))};
+  },
+};

@@ -1,0 +1,207 @@
+import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
+import type {Transport} from "../../src/api/client.ts";
+import type {WireRequest, WireResponse} from "../../src/api/wire.ts";
+import {startCompatServer, type CompatServer} from "../../compat/server.ts";
+import {plain, postRpc} from "./helpers.ts";
+
+/**
+ * The JSON-RPC protocol of compat over HTTP, in front of a stub REST transport: envelopes,
+ * errors, batches, params checking, what the REST request looks like, and the encoding.
+ */
+
+const FAR_FUTURE = "18446744073709551615";
+const ROOT = "0x" + "11".repeat(32);
+const validatorJson = {
+  index: "3",
+  balance: "32000000000",
+  status: "active_ongoing",
+  validator: {
+    pubkey: "0x" + "aa".repeat(48),
+    withdrawal_credentials: "0x" + "00".repeat(32),
+    effective_balance: "32000000000",
+    slashed: false,
+    activation_eligibility_epoch: "0",
+    activation_epoch: "0",
+    exit_epoch: FAR_FUTURE,
+    withdrawable_epoch: FAR_FUTURE,
+  },
+};
+
+const json = (status: number, body: unknown): WireResponse => ({status, headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
+const chain = {execution_optimistic: false, finalized: true};
+
+/** What the stub REST API answers, by operationId; every request it gets is kept. */
+const answers: Record<string, (req: WireRequest) => WireResponse> = {
+  getGenesis: () => json(200, {data: {genesis_time: "1606824023", genesis_validators_root: ROOT, genesis_fork_version: "0x00000000"}}),
+  getStateRoot: (req) =>
+    req.params.state_id === "head" ? json(200, {...chain, data: {root: ROOT}}) : json(404, {code: 404, message: `State not found: ${req.params.state_id}`}),
+  getStateValidator: () => json(200, {...chain, data: validatorJson}),
+  getStateValidators: () => json(200, {...chain, data: [validatorJson]}),
+  getSpec: () => json(200, {data: {SECONDS_PER_SLOT: "12", PRESET_BASE: "mainnet", FAR_FUTURE_EPOCH: FAR_FUTURE}}),
+  getNodeVersionText: () => json(200, {data: "12345"}),
+  getSyncManagerStatus: () => json(200, {data: {state: "synced", is_syncing: false, head_slot: "9", sync_distance: "0"}}),
+  setGraffiti: () => json(200, {data: true}),
+  submitPoolAttestations: () => ({status: 200, headers: {}}),
+  getHealth: () => ({status: 206, headers: {}}),
+  getChainHead: () => json(404, {code: 404, message: "Route not found"}),
+};
+const seen: {operationId: string; req: WireRequest}[] = [];
+const stub: Transport = async (route, req) => {
+  seen.push({operationId: route.operationId, req});
+  const answer = answers[route.operationId];
+  if (!answer) throw new Error(`stub has no answer for ${route.operationId}`);
+  return answer(req);
+};
+const lastRequest = (operationId: string): WireRequest => seen.filter((s) => s.operationId === operationId).at(-1)!.req;
+
+let legacy: CompatServer;
+let rest: CompatServer;
+let proxy: CompatServer;
+const url = (s: CompatServer) => `http://127.0.0.1:${s.port}/`;
+const call = (method: string, params?: unknown, id: unknown = 1) => ({jsonrpc: "2.0", id, method, ...(params === undefined ? {} : {params})});
+
+/** One call (on the legacy-encoding server unless told): the reply, parsed. */
+async function rpc(method: string, params?: unknown, server = () => legacy): Promise<any> {
+  const reply = await postRpc(url(server()), call(method, params));
+  expect(reply.status).toBe(200);
+  return JSON.parse(reply.text);
+}
+
+beforeAll(async () => {
+  legacy = await startCompatServer({transport: stub, encoding: "legacy", port: 0, address: "127.0.0.1"});
+  rest = await startCompatServer({transport: stub, encoding: "rest", port: 0, address: "127.0.0.1"});
+  proxy = await startCompatServer({transport: stub, encoding: "legacy", port: 0, address: "127.0.0.1", upstream: "http://upstream.example:5052"});
+});
+afterAll(async () => {
+  await Promise.all([legacy?.close(), rest?.close(), proxy?.close()]);
+});
+
+describe("JSON-RPC envelopes", () => {
+  it("answers malformed JSON with -32700 and id null", async () => {
+    const reply = JSON.parse((await postRpc(url(legacy), '{"jsonrpc": "2.0", "method": ')).text);
+    expect(reply).toMatchObject({jsonrpc: "2.0", id: null, error: {code: -32700, message: "Parse error"}});
+    expect(typeof reply.error.data).toBe("string");
+  });
+
+  it("answers an invalid envelope with -32600", async () => {
+    for (const bad of [{id: 1, method: "get_v1_beacon_genesis"}, {jsonrpc: "2.0", id: 1, method: 7}, {jsonrpc: "2.0", id: 1, method: "x", params: 5}, "[]"]) {
+      const reply = JSON.parse((await postRpc(url(legacy), bad)).text);
+      expect(reply).toMatchObject({jsonrpc: "2.0", id: null, error: {code: -32600}});
+    }
+  });
+
+  it("answers an unknown method with -32601, keeping the id", async () => {
+    expect(await rpc("get_v1_no_such_method", [])).toMatchObject({id: 1, error: {code: -32601}});
+  });
+
+  it("takes POST with application/json only", async () => {
+    expect((await fetch(url(legacy))).status).toBe(405);
+    expect((await postRpc(url(legacy), call("get_v1_beacon_genesis", []), "text/plain")).status).toBe(415);
+  });
+
+  it("answers a batch call by call, each with its own id, and nothing for notifications", async () => {
+    const batch = [
+      call("get_v1_beacon_genesis", [], "a"),
+      call("get_v1_no_such_method", [], 7),
+      {jsonrpc: "2.0", method: "get_v1_beacon_genesis", params: []},
+      call("get_v1_beacon_states_root", ["finalized"], "c"),
+      {not: "a call"},
+    ];
+    const reply = JSON.parse((await postRpc(url(legacy), batch)).text);
+    expect(reply).toHaveLength(4);
+    const byId = new Map(reply.map((r: {id: unknown}) => [r.id, r]));
+    expect(byId.get("a")).toMatchObject({result: {genesis_time: 1606824023}});
+    expect(byId.get(7)).toMatchObject({error: {code: -32601}});
+    expect(byId.get("c")).toMatchObject({error: {code: -32000, data: {status: 404, message: "State not found: finalized"}}});
+    expect(byId.get(null)).toMatchObject({error: {code: -32600}});
+  });
+
+  it("answers a lone notification with 204 and no body", async () => {
+    const reply = await postRpc(url(legacy), {jsonrpc: "2.0", method: "get_v1_beacon_genesis", params: []});
+    expect(reply).toEqual({status: 204, text: ""});
+  });
+});
+
+describe("params", () => {
+  it("answers a wrong count with -32602 naming the params", async () => {
+    const few = await rpc("get_v1_beacon_states_stateId_validators_validatorId", ["head"]);
+    expect(few.error.code).toBe(-32602);
+    expect(few.error.message).toContain("[stateId, validatorId], got 1");
+    const many = await rpc("get_v1_beacon_genesis", ["extra"]);
+    expect(many.error).toMatchObject({code: -32602, message: expect.stringContaining("takes 0 params")});
+    const range = await rpc("get_v1_beacon_states_stateId_validators", []);
+    expect(range.error.message).toContain("takes 1 to 3 params [stateId, id, status], got 0");
+  });
+
+  it("answers a param of the wrong type with -32602 naming it", async () => {
+    const reply = await rpc("get_v1_beacon_states_root", [{state: "head"}]);
+    expect(reply.error).toMatchObject({code: -32602, message: expect.stringContaining("param 1 (stateId) must be a string or a non-negative integer")});
+    expect((await rpc("get_v1_beacon_states_root", [-1])).error.message).toContain("(stateId)");
+    expect((await rpc("setGraffiti", [42])).error.message).toContain("param 1 (graffiti) must be a string");
+    expect((await rpc("post_v1_beacon_pool_attestations", ["x"])).error.message).toContain("(attestations) must be a JSON object or array");
+    expect((await rpc("get_v1_beacon_states_root", {stateId: "head"})).error).toMatchObject({code: -32602, message: expect.stringContaining("positional")});
+    expect((await rpc("get_v1_beacon_states_root", [null])).error.message).toContain("(stateId) is required");
+  });
+
+  it("puts params where REST takes them: path, query lists, and exact integers", async () => {
+    await rpc("get_v1_beacon_states_stateId_validators_validatorId", [12, 18446744073709551615n.toString()]);
+    expect(lastRequest("getStateValidator").params).toEqual({state_id: "12", validator_id: FAR_FUTURE});
+    // a uint64 sent as a JSON number arrives with all its digits
+    await postRpc(url(legacy), `{"jsonrpc":"2.0","id":1,"method":"get_v1_beacon_states_stateId_validators_validatorId","params":["head",${FAR_FUTURE}]}`);
+    expect(lastRequest("getStateValidator").params.validator_id).toBe(FAR_FUTURE);
+    await rpc("get_v1_beacon_states_stateId_validators", ["head", [1, "0x" + "aa".repeat(48)], null]);
+    expect(lastRequest("getStateValidators").query).toEqual({id: ["1", "0x" + "aa".repeat(48)]});
+  });
+
+  it("sends one attestation as a list of one, with integers as decimal strings", async () => {
+    const attestation = {aggregation_bits: "0x03", data: {slot: 5, index: 0}, signature: "0x00"};
+    expect((await rpc("post_v1_beacon_pool_attestations", [attestation])).result).toBe(true);
+    const sent = lastRequest("submitPoolAttestations");
+    expect(sent.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(new TextDecoder().decode(sent.body))).toEqual([{...attestation, data: {slot: "5", index: "0"}}]);
+  });
+
+  it("sends setGraffiti's text as a text/plain body", async () => {
+    expect((await rpc("setGraffiti", ["gm 42"])).result).toBe(true);
+    const sent = lastRequest("setGraffiti");
+    expect(sent.headers["content-type"]).toBe("text/plain; charset=utf-8");
+    expect(new TextDecoder().decode(sent.body)).toBe("gm 42");
+  });
+});
+
+describe("results", () => {
+  it("writes integers as exact JSON numbers, and leaves text alone", async () => {
+    const reply = await postRpc(url(legacy), call("get_v1_beacon_states_stateId_validators_validatorId", ["head", 3]));
+    expect(reply.text).toContain(`"exit_epoch":${FAR_FUTURE},"withdrawable_epoch":${FAR_FUTURE}`);
+    expect(reply.text).toContain('"index":3,"balance":32000000000,"status":"active_ongoing"');
+    // the node version is text even when it looks like a number; the config spec's values are text in its schema
+    expect((await rpc("getNodeVersion", [])).result).toBe("12345");
+    expect((await rpc("get_v1_config_spec", [])).result).toEqual({SECONDS_PER_SLOT: "12", PRESET_BASE: "mainnet", FAR_FUTURE_EPOCH: FAR_FUTURE});
+  });
+
+  it("gives the REST data unchanged with --rpc-encoding rest", async () => {
+    const reply = await rpc("get_v1_beacon_states_stateId_validators_validatorId", ["head", 3], () => rest);
+    expect(plain(reply.result)).toEqual(validatorJson);
+  });
+
+  it("takes the legacy result key, and the status of status routes", async () => {
+    expect((await rpc("getSyncing", [])).result).toBe(false);
+    expect(plain((await rpc("get_v1_node_health", [])).result)).toBe(206);
+  });
+
+  it("turns a REST error into -32000 carrying the REST status and message", async () => {
+    expect(plain(await rpc("get_v1_beacon_states_root", ["genesis"]))).toMatchObject({
+      id: 1,
+      error: {code: -32000, message: "State not found: genesis", data: {status: 404, message: "State not found: genesis"}},
+    });
+  });
+
+  it("names the missing extension endpoint when the upstream lacks it", async () => {
+    const reply = plain(await rpc("getChainHead", [], () => proxy));
+    expect(reply.error.code).toBe(-32601);
+    expect(reply.error.message).toBe(
+      "getChainHead needs GET /ext/v1/chain/head, an extension endpoint of beacon-gateway, which the beacon node at http://upstream.example:5052 does not serve (HTTP 404)"
+    );
+    expect(reply.error.data).toEqual({status: 404, message: "Route not found"});
+  });
+});
