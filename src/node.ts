@@ -9,7 +9,8 @@ import {MockExecutionEngine} from "./execution/mockEngine.ts";
 import {initChain} from "./chain/init.ts";
 import type {BeaconChain} from "./chain/beaconChain.ts";
 import {getLogger, initLogging} from "./log.ts";
-import {graffitiBytes, type NodeOptions} from "./cli/options.ts";
+import type {NodeOptions} from "./cli/options.ts";
+import {graffitiFromText} from "./graffiti.ts";
 import {NodeSettings} from "./nodeSettings.ts";
 import {NodeIdentity} from "./network/identity.ts";
 import {inProcessTransport, startRestServer} from "./api/server/index.ts";
@@ -39,7 +40,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
 
   const chainConfig = devChainConfig({secondsPerSlot: opts.secondsPerSlot, genesisFork: opts.genesisFork, forkEpochs: opts.forkEpochs});
   const db = await BeaconDb.open(join(opts.dataDir, "beacon"), chainConfig);
-  const settings = await NodeSettings.load(db, opts.graffiti !== undefined ? graffitiBytes(opts.graffiti) : undefined);
+  const settings = await NodeSettings.load(db, opts.graffiti !== undefined ? graffitiFromText(opts.graffiti) : undefined);
   const engine = new MockExecutionEngine();
   let clock: Clock | null = null;
   const chain = await initChain(

@@ -1,3 +1,4 @@
+import {graffitiFromText} from "../graffiti.ts";
 import {type CompositeType, ListCompositeType, type Type} from "@chainsafe/ssz";
 import {ForkName, isForkPostDeneb} from "@lodestar/params";
 import {sszTypesFor, type BeaconBlock, type SignedBeaconBlock} from "@lodestar/types";
@@ -110,17 +111,6 @@ export function parseFork(s: string): ForkName | undefined {
 }
 export const fork = scalar<ForkName>("consensus version", parseFork, (v) => v);
 
-const GRAFFITI_BYTES = 32;
-/** Graffiti as 0x hex bytes or as plain UTF-8 text, right-padded with zeros to 32 bytes; throws with the reason. */
-export function graffitiFromText(s: string): Uint8Array {
-  if (s.startsWith("0x") && !/^0x([0-9a-fA-F]{2})*$/.test(s)) throw new Error(`graffiti ${JSON.stringify(s)} is not valid hex (0x and pairs of hex digits)`);
-  const bytes = s.startsWith("0x") ? fromHex(s) : new TextEncoder().encode(s);
-  if (bytes.length > GRAFFITI_BYTES) throw new Error(`graffiti is ${bytes.length} bytes, more than ${GRAFFITI_BYTES}`);
-  const padded = new Uint8Array(GRAFFITI_BYTES);
-  padded.set(bytes);
-  return padded;
-}
-
 /** graffitiFromText, undefined for bad input (the query parameter's codec gives its own message). */
 export function parseGraffiti(s: string): Uint8Array | undefined {
   try {
@@ -130,6 +120,7 @@ export function parseGraffiti(s: string): Uint8Array | undefined {
   }
 }
 export const graffiti = scalar<Uint8Array>(null, parseGraffiti, toHex);
+export {graffitiFromText};
 
 // ---------------------------------------------------------------- bodies and data
 

@@ -21,6 +21,7 @@ import {Archiver} from "./archiver.ts";
 import {BlockError, type ChainEvents, type HeadInfo, type IBeaconChain, type ImportedBlock, type ProduceBlockArgs, type ProducedBlock} from "./interface.ts";
 import {ValidatorLiveness} from "./liveness.ts";
 import {payloadAttributesEvent} from "./payloadAttributes.ts";
+import {headEvent, reorgEvent} from "./headEvents.ts";
 import {produceBlock} from "./produceBlock.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
@@ -107,9 +108,9 @@ export class BeaconChain implements IBeaconChain {
       currentSlot: () => clock.currentSlot(),
       getStateForEpoch: (epoch) => this.getHeadStateAtEpoch(epoch),
       hasBlock: (root) => this.forkChoice.hasBlock(root),
-      onAttestationVotes: (indices, root, targetEpoch) => {
+      onAttestationVotes: (indices, root, targetEpoch, slot) => {
         this.liveness.record(targetEpoch, indices);
-        for (const index of indices) this.forkChoice.onAttestation(index, root, targetEpoch);
+        for (const index of indices) this.forkChoice.onAttestation(index, root, targetEpoch, slot);
       },
     });
     this.onSlotListener = (slot) => this.onSlot(slot);
@@ -291,10 +292,9 @@ export class BeaconChain implements IBeaconChain {
     const isTimely = !trusted && block.slot === currentSlot && this.clock.msIntoSlot(block.slot) < (this.config.SECONDS_PER_SLOT * 1000) / 3;
     this.forkChoice.onTick(Math.max(currentSlot, block.slot));
     this.forkChoice.onBlock(toProtoBlock(block, rootHex, postState, executionBlockHash), {isTimely});
-    const targetEpoch = (data: phase0.AttestationData) => data.target.epoch;
-    for (const indexed of indexedAttestations) {
-      const root = toRootHex(indexed.data.beaconBlockRoot);
-      for (const index of indexed.attestingIndices) this.forkChoice.onAttestation(index, root, targetEpoch(indexed.data), indexed.data.slot);
+    for (const {data, attestingIndices} of indexedAttestations) {
+      const root = toRootHex(data.beaconBlockRoot);
+      for (const index of attestingIndices) this.forkChoice.onAttestation(index, root, data.target.epoch, data.slot);
     }
     for (const slashing of block.body.attesterSlashings) {
       const a = new Set(slashing.attestation1.attestingIndices);
@@ -316,32 +316,11 @@ export class BeaconChain implements IBeaconChain {
     if (newHead.blockRoot === oldHead.blockRoot) return newHead;
     this.head = newHead;
     this.stateCache.setPinned([newHead.blockRoot, this.forkChoice.getFinalizedCheckpoint().root, this.forkChoice.getJustifiedCheckpoint().root]);
-    const epoch = computeEpochAtSlot(newHead.slot);
-    const dependentRoot = (e: number) => {
-      const slot = computeStartSlotAtEpoch(e) - 1;
-      return slot < 0 || slot < this.anchorSlot ? fromHex(this.forkChoice.getFinalizedCheckpoint().root) : fromHex(this.forkChoice.getAncestor(newHead.blockRoot, slot) ?? newHead.blockRoot);
-    };
-    this.emitter.emit("head", {
-      slot: newHead.slot,
-      block: fromHex(newHead.blockRoot),
-      state: fromHex(newHead.stateRoot),
-      epochTransition: computeEpochAtSlot(oldHead.slot) !== epoch,
-      previousDutyDependentRoot: dependentRoot(epoch - 1),
-      currentDutyDependentRoot: dependentRoot(epoch),
-    });
-    if (newHead.parentRoot !== oldHead.blockRoot && this.forkChoice.hasBlock(oldHead.blockRoot) && !this.forkChoice.isDescendant(oldHead.blockRoot, newHead.blockRoot)) {
-      const common = this.commonAncestorSlot(oldHead.blockRoot, newHead.blockRoot);
-      const depth = oldHead.slot - common;
-      log.warn({depth, oldHead: oldHead.blockRoot, newHead: newHead.blockRoot}, "chain reorg");
-      this.emitter.emit("chain_reorg", {
-        slot: newHead.slot,
-        depth,
-        oldHeadBlock: fromHex(oldHead.blockRoot),
-        newHeadBlock: fromHex(newHead.blockRoot),
-        oldHeadState: fromHex(oldHead.stateRoot),
-        newHeadState: fromHex(newHead.stateRoot),
-        epoch,
-      });
+    this.emitter.emit("head", headEvent(this.forkChoice, oldHead, newHead, this.anchorSlot));
+    const reorg = reorgEvent(this.forkChoice, oldHead, newHead, this.anchorSlot);
+    if (reorg) {
+      log.warn({depth: reorg.depth, oldHead: oldHead.blockRoot, newHead: newHead.blockRoot}, "chain reorg");
+      this.emitter.emit("chain_reorg", reorg);
     }
     this.pools.opPool.pruneIncluded(this.getHeadState());
     void this.db.chainMeta.headRoot.put(fromHex(newHead.blockRoot)).catch((e: Error) => log.error({err: e.message}, "could not store head root"));
@@ -351,13 +330,6 @@ export class BeaconChain implements IBeaconChain {
       void this.engine.notifyForkchoiceUpdate(fromHex(newHead.executionBlockHash), finalizedHash ? fromHex(finalizedHash) : zero, finalizedHash ? fromHex(finalizedHash) : zero);
     }
     return newHead;
-  }
-
-  private commonAncestorSlot(a: string, b: string): number {
-    const onA = new Set<string>();
-    for (const node of this.forkChoice.iterateAncestors(a)) onA.add(node.blockRoot);
-    for (const node of this.forkChoice.iterateAncestors(b)) if (onA.has(node.blockRoot)) return node.slot;
-    return this.anchorSlot;
   }
 
   private async onFinalized(checkpoint: CheckpointHex): Promise<void> {

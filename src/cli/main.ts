@@ -1,9 +1,9 @@
+import {graffitiFromText} from "../graffiti.ts";
 import {
   COMPAT_HELP,
   NODE_HELP,
   VALIDATOR_HELP,
   UsageError,
-  graffitiBytes,
   parseCompatOptions,
   parseNodeOptions,
   parseValidatorOptions,
@@ -119,7 +119,7 @@ async function runValidator(args: string[]): Promise<number> {
   // The preset must be fixed before lodestar loads: take the beacon node's.
   process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
   const {startStandaloneValidator} = await import("../validator/standalone.ts");
-  const graffiti = opts.graffiti !== undefined ? graffitiBytes(opts.graffiti) : undefined;
+  const graffiti = opts.graffiti !== undefined ? graffitiFromText(opts.graffiti) : undefined;
   const validator = await startStandaloneValidator(opts, graffiti);
   await untilSignal();
   await validator.stop();

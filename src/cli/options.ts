@@ -1,3 +1,4 @@
+import {graffitiFromText} from "../graffiti.ts";
 import {parseArgs} from "node:util";
 import {DEV_FORKS, type DevFork} from "../config/forks.ts";
 import {parseLogDirective, type LogDirective} from "../log.ts";
@@ -284,19 +285,10 @@ export function parseCompatOptions(args: string[]): CompatCommandOptions | "help
   return {upstream, ...rpcListenOptions(v), ...logOptions(v)};
 }
 
-/** Graffiti text is UTF-8, or 0x hex giving raw bytes. */
-export function graffitiBytes(text: string): Uint8Array {
-  const raw = /^0x([0-9a-fA-F]{2})*$/.test(text) ? Buffer.from(text.slice(2), "hex") : Buffer.from(text, "utf8");
-  if (raw.length > 32) throw new Error("graffiti is longer than 32 bytes");
-  const out = new Uint8Array(32);
-  out.set(raw);
-  return out;
-}
-
 function checkGraffiti(text: string | undefined): void {
   if (text === undefined) return;
   try {
-    graffitiBytes(text);
+    graffitiFromText(text);
   } catch (e) {
     throw new UsageError(`--graffiti: ${(e as Error).message}`);
   }

@@ -57,7 +57,7 @@ export class AttestationPool {
     const key = aggregateKey(aggregate.dataRootHex, aggregate.committeeIndex);
     const running = bySlot.get(key);
     bySlot.set(key, running ? mergeDisjoint(running, aggregate) : {...aggregate, aggregationBits: aggregate.aggregationBits.clone()});
-    this.deps.onAttestationVotes(aggregate.attesters, toRootHex(aggregate.data.beaconBlockRoot), targetEpoch);
+    this.deps.onAttestationVotes(aggregate.attesters, toRootHex(aggregate.data.beaconBlockRoot), targetEpoch, aggregate.data.slot);
     if ("attesterIndex" in att) this.emitter.emit("single_attestation", att);
     else this.emitter.emit("attestation", att);
   }
@@ -76,7 +76,7 @@ export class AttestationPool {
     const kept = (bySlot.get(key) ?? []).filter((known) => !isSuperset(aggregate.aggregationBits, known.aggregationBits));
     kept.push({...aggregate, aggregationBits: aggregate.aggregationBits.clone()});
     bySlot.set(key, kept);
-    this.deps.onAttestationVotes(aggregate.attesters, toRootHex(aggregate.data.beaconBlockRoot), targetEpoch);
+    this.deps.onAttestationVotes(aggregate.attesters, toRootHex(aggregate.data.beaconBlockRoot), targetEpoch, aggregate.data.slot);
     this.emitter.emit("attestation", signed.message.aggregate);
   }
 

@@ -11,7 +11,7 @@ export interface PoolDeps {
   /** is this block (0x hex root) known to fork choice */
   hasBlock: (rootHex: string) => boolean;
   /** called for every validated attestation's attesters, so fork choice counts the votes */
-  onAttestationVotes: (validatorIndices: number[], blockRootHex: string, targetEpoch: number) => void;
+  onAttestationVotes: (validatorIndices: number[], blockRootHex: string, targetEpoch: number, slot: number) => void;
 }
 
 /** Why a submitted operation was not accepted; `reason` is meant for the API caller. */

@@ -1,5 +1,9 @@
 import type {ForkName} from "@lodestar/params";
 import type {BeaconBlock, Root, SignedBeaconBlock, Slot, altair, phase0, Attestation, SignedAggregateAndProof, electra} from "@lodestar/types";
+import type {AttesterDuty, ProposerDuty, SyncDuty} from "../duties/index.ts";
+
+/** The duty shapes are the node's own domain types (src/duties computes them). */
+export type {AttesterDuty, ProposerDuty, SyncDuty};
 
 /**
  * The Beacon API as the validator client sees it: domain values in, domain values out.
@@ -7,28 +11,6 @@ import type {BeaconBlock, Root, SignedBeaconBlock, Slot, altair, phase0, Attesta
  * each method is one standard endpoint (its operationId in the comment). Errors throw
  * ApiClientError carrying the HTTP status and the `{code, message}` body.
  */
-export interface ProposerDuty {
-  pubkey: Uint8Array;
-  validatorIndex: number;
-  slot: Slot;
-}
-
-export interface AttesterDuty {
-  pubkey: Uint8Array;
-  validatorIndex: number;
-  committeeIndex: number;
-  committeeLength: number;
-  committeesAtSlot: number;
-  validatorCommitteeIndex: number;
-  slot: Slot;
-}
-
-export interface SyncDuty {
-  pubkey: Uint8Array;
-  validatorIndex: number;
-  validatorSyncCommitteeIndices: number[];
-}
-
 export interface ValidatorStatus {
   index: number;
   pubkey: Uint8Array;

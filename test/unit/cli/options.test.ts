@@ -1,5 +1,6 @@
 import {describe, expect, it} from "@jest/globals";
-import {graffitiBytes, parseIndexRange, parseNodeOptions, parseValidatorOptions} from "../../../src/cli/options.ts";
+import {parseIndexRange, parseNodeOptions, parseValidatorOptions} from "../../../src/cli/options.ts";
+import {graffitiFromText as graffitiBytes} from "../../../src/graffiti.ts";
 
 describe("node options", () => {
   it("has the spec's defaults", () => {
@@ -84,6 +85,6 @@ describe("ranges and graffiti", () => {
   it("pads text and takes 0x hex as raw bytes", () => {
     expect(Buffer.from(graffitiBytes("hi")).toString("hex")).toBe("6869" + "00".repeat(30));
     expect(Buffer.from(graffitiBytes("0xff01")).toString("hex")).toBe("ff01" + "00".repeat(30));
-    expect(() => graffitiBytes("0x" + "ab".repeat(33))).toThrow("32 bytes");
+    expect(() => graffitiBytes("0x" + "ab".repeat(33))).toThrow("more than 32");
   });
 });
