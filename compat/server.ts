@@ -1,10 +1,9 @@
 import jayson from "jayson/promise/index.js";
-import {once} from "node:events";
 import {createServer, type IncomingMessage, type ServerResponse} from "node:http";
-import type {AddressInfo} from "node:net";
 import {ApiClientError, bodyText, readResponse, type Transport} from "../src/api/client.ts";
 import type {Route} from "../src/api/routes/types.ts";
 import type {WireRequest, WireResponse} from "../src/api/wire.ts";
+import {listen, type ListeningServer} from "../src/api/server/listen.ts";
 import {getLogger} from "../src/log.ts";
 import {InvalidParamsError, buildRequest, exactIntegers, toLegacyNumbers, valueField, type Encoding} from "./adapters.ts";
 import {legacyMethods, type LegacyMethod} from "./methods.ts";
@@ -29,10 +28,7 @@ export interface CompatServerOptions extends CompatOptions {
   address: string;
 }
 
-export interface CompatServer {
-  port: number;
-  close(): Promise<void>;
-}
+export type CompatServer = ListeningServer;
 
 interface RpcError {
   code: number;
@@ -186,16 +182,7 @@ export async function startCompatServer(opts: CompatServerOptions): Promise<Comp
       res.end();
     });
   });
-  server.listen(opts.port, opts.address);
-  await Promise.race([once(server, "listening"), once(server, "error").then(([err]) => Promise.reject(err))]);
-  const {port} = server.address() as AddressInfo;
-  log.info({address: opts.address, port, encoding: opts.encoding, upstream: opts.upstream ?? "in-process"}, "JSON-RPC listening");
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  const listening = await listen(server, opts.port, opts.address);
+  log.info({address: opts.address, port: listening.port, encoding: opts.encoding, upstream: opts.upstream ?? "in-process"}, "JSON-RPC listening");
+  return listening;
 }

@@ -1,6 +1,6 @@
 import express, {type ErrorRequestHandler, type Request, type RequestHandler, type Response} from "express";
-import {once} from "node:events";
-import type {AddressInfo} from "node:net";
+import {createServer} from "node:http";
+import {listen, type ListeningServer} from "./listen.ts";
 import {getLogger} from "../../log.ts";
 import {handlers, type ApiContext} from "../impl/index.ts";
 import {routes} from "../routes/index.ts";
@@ -22,10 +22,7 @@ export interface RestServerOptions {
   bodyLimit?: number | string;
 }
 
-export interface RestServer {
-  port: number;
-  close(): Promise<void>;
-}
+export type RestServer = ListeningServer;
 
 /** Blocks with blobs are the largest bodies. */
 const DEFAULT_BODY_LIMIT = "20mb";
@@ -103,16 +100,7 @@ export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLim
 
 /** Starts the REST server; `port` 0 picks a free port (the one bound is returned). */
 export async function startRestServer(opts: RestServerOptions, ctx: ApiContext): Promise<RestServer> {
-  const server = createApp(opts, ctx).listen(opts.port, opts.address);
-  await Promise.race([once(server, "listening"), once(server, "error").then(([err]) => Promise.reject(err))]);
-  const {port} = server.address() as AddressInfo;
-  log.info({address: opts.address, port}, "REST API listening");
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
+  const server = await listen(createServer(createApp(opts, ctx)), opts.port, opts.address);
+  log.info({address: opts.address, port: server.port}, "REST API listening");
+  return server;
 }
