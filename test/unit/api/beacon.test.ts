@@ -4,6 +4,7 @@ import {toHex} from "@lodestar/utils";
 import request from "supertest";
 import {createApp} from "../../../src/api/server/index.ts";
 import {blockError, createTestContext, type TestContext} from "./testContext.ts";
+import {binary} from "./binary.ts";
 
 let t: TestContext;
 let app: ReturnType<typeof createApp>;
@@ -17,14 +18,6 @@ beforeAll(() => {
   stateRootHex = toHex(t.state.hashTreeRoot());
 });
 
-/** A response's body as raw bytes (SSZ answers). */
-function binary(req: request.Test): request.Test {
-  return req.buffer(true).parse((res, cb) => {
-    const chunks: Buffer[] = [];
-    res.on("data", (c: Buffer) => chunks.push(c));
-    res.on("end", () => cb(null, Buffer.concat(chunks)));
-  });
-}
 
 describe("genesis and states", () => {
   it("getGenesis", async () => {

@@ -7,6 +7,7 @@ import request from "supertest";
 import {createApiClient, httpTransport} from "../../../src/api/client.ts";
 import {createApp, inProcessTransport, startRestServer} from "../../../src/api/server/index.ts";
 import {blockError, createTestContext, type TestContext} from "./testContext.ts";
+import {binary} from "./binary.ts";
 
 /** Block routes beyond the block itself: attestations, blinded blocks, blob sidecars and blobs. */
 
@@ -15,14 +16,6 @@ const GENESIS_META = {execution_optimistic: false, finalized: true};
 /** blocks after genesis: the double finalizes only genesis */
 const BLOCK_META = {execution_optimistic: false, finalized: false};
 
-/** A response's body as raw bytes (SSZ answers). */
-function binary(req: request.Test): request.Test {
-  return req.buffer(true).parse((res, cb) => {
-    const chunks: Buffer[] = [];
-    res.on("data", (c: Buffer) => chunks.push(c));
-    res.on("end", () => cb(null, Buffer.concat(chunks)));
-  });
-}
 
 function electraAttestation(slot: number, committee: number, fill: number) {
   const att = ssz.electra.Attestation.defaultValue();

@@ -6,6 +6,7 @@ import {createApiClient} from "../../../src/api/client.ts";
 import {createApp, inProcessTransport} from "../../../src/api/server/index.ts";
 import type {ProtoBlock} from "../../../src/forkchoice/index.ts";
 import {createTestContext, type TestContext} from "./testContext.ts";
+import {binary, collectBytes} from "./binary.ts";
 
 let t: TestContext;
 let app: ReturnType<typeof createApp>;
@@ -29,11 +30,7 @@ describe("debug states", () => {
       .get("/eth/v2/debug/beacon/states/genesis")
       .set("Accept", "application/octet-stream")
       .buffer(true)
-      .parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on("data", (c: Buffer) => chunks.push(c));
-        r.on("end", () => cb(null, Buffer.concat(chunks)));
-      })
+      .parse(collectBytes)
       .expect(200);
     const state = ssz.fulu.BeaconState.deserialize(new Uint8Array(res.body));
     expect(ssz.fulu.BeaconState.hashTreeRoot(state)).toEqual(t.state.hashTreeRoot());
@@ -45,14 +42,6 @@ describe("debug states", () => {
   });
 });
 
-/** A response's body as raw bytes (SSZ answers). */
-function binary(req: request.Test): request.Test {
-  return req.buffer(true).parse((res, cb) => {
-    const chunks: Buffer[] = [];
-    res.on("data", (c: Buffer) => chunks.push(c));
-    res.on("end", () => cb(null, Buffer.concat(chunks)));
-  });
-}
 
 describe("debug state v1 (phase0 states only)", () => {
   it("serves a phase0 state as JSON and SSZ", async () => {

@@ -8,6 +8,7 @@ import request from "supertest";
 import {ValidatorIdentityType} from "../../../src/api/routes/states.ts";
 import {createApp} from "../../../src/api/server/index.ts";
 import {createTestContext, type TestContext} from "./testContext.ts";
+import {binary} from "./binary.ts";
 
 let t: TestContext;
 let app: ReturnType<typeof createApp>;
@@ -40,13 +41,6 @@ beforeAll(() => {
 const pubkeyHex = (i: number) => toHex(t.state.validators.getReadonly(i).pubkey);
 const indices = (body: {data: {index: string}[]}) => body.data.map((v) => v.index);
 
-function binary(req: request.Test): request.Test {
-  return req.buffer(true).parse((res, cb) => {
-    const chunks: Buffer[] = [];
-    res.on("data", (c: Buffer) => chunks.push(c));
-    res.on("end", () => cb(null, Buffer.concat(chunks)));
-  });
-}
 
 describe("validator balances", () => {
   it("getStateValidatorBalances lists every balance of the state", async () => {

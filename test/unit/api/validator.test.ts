@@ -6,6 +6,7 @@ import {toHex} from "@lodestar/utils";
 import request from "supertest";
 import {createApp} from "../../../src/api/server/index.ts";
 import {REJECTED_SLOT, createTestContext, type TestContext} from "./testContext.ts";
+import {collectBytes} from "./binary.ts";
 
 let t: TestContext;
 let app: ReturnType<typeof createApp>;
@@ -118,11 +119,7 @@ describe("block production", () => {
       .get(`/eth/v3/validator/blocks/1?randao_reveal=${RANDAO}`)
       .set("Accept", "application/octet-stream")
       .buffer(true)
-      .parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on("data", (c: Buffer) => chunks.push(c));
-        r.on("end", () => cb(null, Buffer.concat(chunks)));
-      })
+      .parse(collectBytes)
       .expect(200);
     const contents = ssz.fulu.BlockContents.deserialize(new Uint8Array(res.body));
     expect(contents.block.slot).toBe(1);
