@@ -8,8 +8,8 @@ import {taskSource} from "../../liveTasks.ts";
 
 /**
  * One line per request under the `api` topic when its response is done: debug for answers
- * below 500, warn for 5xx. Method, URL, status and time only; never
- * bodies or headers.
+ * below 500 and for 501 (routes the spec lets a beacon node decline), warn for other 5xx.
+ * Method, URL, status and time only; never bodies or headers.
  *
  * pino-http writes through a child of the topic logger, and a pino child keeps the level it
  * was made with, so the child logs everything and the level is decided here, per request,
@@ -19,8 +19,8 @@ export function logRequests(): RequestHandler {
   const topic = getLogger("api");
   const middleware = pinoHttp<IncomingMessage, ServerResponse, "notice">({
     logger: topic,
-    customLogLevel(_req, res, err) {
-      const level = err || res.statusCode >= 500 ? "warn" : "debug";
+    customLogLevel(_req, res) {
+      const level = res.statusCode >= 500 && res.statusCode !== 501 ? "warn" : "debug";
       return topic.isLevelEnabled(level) ? level : "silent";
     },
     serializers: {
