@@ -4,8 +4,8 @@ import {BitArray} from "@chainsafe/ssz";
 import {DOMAIN_AGGREGATE_AND_PROOF, DOMAIN_BEACON_ATTESTER, DOMAIN_SELECTION_PROOF, MAX_COMMITTEES_PER_SLOT} from "@lodestar/params";
 import {computeSigningRoot, computeStartSlotAtEpoch, interopSecretKey, isAggregatorFromCommitteeLength} from "@lodestar/state-transition";
 import {ssz, type electra, type phase0} from "@lodestar/types";
-import {PoolError} from "../../../src/pools/index.ts";
 import {type TestEnv, attestationData, committeeAt, createEnv, sign, signAttestationData} from "./helpers.ts";
+import {expectRejected} from "./expectRejected.ts";
 
 function single(env: TestEnv, slot: number, committeeIndex: number, attesterIndex: number, data = attestationData(env, slot, 0)): electra.SingleAttestation {
   return {committeeIndex, attesterIndex, data, signature: signAttestationData(env, data, attesterIndex)};
@@ -28,14 +28,6 @@ function aggregateOf(env: TestEnv, data: phase0.AttestationData, validators: num
   return aggregateSignatures(validators.map((v) => Signature.fromBytes(signAttestationData(env, data, v)))).toBytes();
 }
 
-async function expectRejected(p: Promise<unknown>, reason: RegExp): Promise<void> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e
-  );
-  expect(err).toBeInstanceOf(PoolError);
-  expect((err as PoolError).reason).toMatch(reason);
-}
 
 function signedAggregateAndProof(env: TestEnv, aggregate: phase0.Attestation | electra.Attestation, aggregatorIndex: number) {
   const slot = aggregate.data.slot;

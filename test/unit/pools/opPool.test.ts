@@ -3,17 +3,9 @@ import {Signature, aggregateSignatures} from "@chainsafe/blst";
 import {DOMAIN_BEACON_PROPOSER, DOMAIN_BLS_TO_EXECUTION_CHANGE, DOMAIN_VOLUNTARY_EXIT, ETH1_ADDRESS_WITHDRAWAL_PREFIX} from "@lodestar/params";
 import {computeDomain, computeSigningRoot, computeStartSlotAtEpoch, interopSecretKey} from "@lodestar/state-transition";
 import {ssz, type capella, type phase0} from "@lodestar/types";
-import {PoolError} from "../../../src/pools/index.ts";
 import {type TestEnv, applyBlock, attestationData, createEnv, sign, signAttestationData} from "./helpers.ts";
+import {expectRejected} from "./expectRejected.ts";
 
-async function expectRejected(p: Promise<unknown>, reason: RegExp): Promise<void> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e
-  );
-  expect(err).toBeInstanceOf(PoolError);
-  expect((err as PoolError).reason).toMatch(reason);
-}
 
 function signedHeader(env: TestEnv, proposerIndex: number, slot: number, fill: number, signer = proposerIndex): phase0.SignedBeaconBlockHeaderBigint {
   const message = {slot: BigInt(slot), proposerIndex, parentRoot: new Uint8Array(32).fill(fill), stateRoot: new Uint8Array(32), bodyRoot: new Uint8Array(32)};

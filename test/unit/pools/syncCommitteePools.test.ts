@@ -10,19 +10,11 @@ import {
 import {type CachedBeaconStateAltair, computeSigningRoot} from "@lodestar/state-transition";
 import {ssz, type altair} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
-import {PoolError} from "../../../src/pools/index.ts";
 import {type TestEnv, applyBlock, createEnv, sign} from "./helpers.ts";
+import {expectRejected} from "./expectRejected.ts";
 
 const SLOT = 10;
 
-async function expectRejected(p: Promise<unknown>, reason: RegExp): Promise<void> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e
-  );
-  expect(err).toBeInstanceOf(PoolError);
-  expect((err as PoolError).reason).toMatch(reason);
-}
 
 function syncCommittee(env: TestEnv, slot: number): number[] {
   return Array.from(env.stateAt(slot).epochCtx.getIndexedSyncCommittee(slot).validatorIndices);
