@@ -2,6 +2,7 @@ import {Tree, toGindex} from "@chainsafe/persistent-merkle-tree";
 import {createBeaconConfig, type ChainForkConfig} from "@lodestar/config";
 import {BLS_WITHDRAWAL_PREFIX, DOMAIN_DEPOSIT, ForkSeq, MAX_EFFECTIVE_BALANCE} from "@lodestar/params";
 import {
+  type BeaconStateAllForks,
   type CachedBeaconStateAllForks,
   type CachedBeaconStateFulu,
   computeDomain,
@@ -9,13 +10,18 @@ import {
   computeProposerIndices,
   getActiveValidatorIndices,
   createCachedBeaconState,
+  createPubkeyCache,
   computeSigningRoot,
   createEmptyEpochCacheImmutableData,
   initializeBeaconStateFromEth1,
   interopSecretKey,
 } from "@lodestar/state-transition";
 import {ssz, type phase0} from "@lodestar/types";
+import {byteArrayEquals, toHex} from "@lodestar/utils";
 import {createHash} from "node:crypto";
+import {readFileSync} from "node:fs";
+import {readUint64LE} from "../db/keys.ts";
+import {slotOfStateBytes} from "../db/stateArchive.ts";
 import {genesisExecutionHeader, GENESIS_EXECUTION_BLOCK_HASH} from "../execution/mockEngine.ts";
 
 const ZERO_HASH = new Uint8Array(32);
@@ -82,4 +88,67 @@ export function createInteropGenesisState(config: ChainForkConfig, count: number
     cached = createCachedBeaconState(cached, immutable);
   }
   return cached;
+}
+
+/** Reads the SSZ BeaconState file of `--genesis-state`; a missing or unreadable file is a clear error. */
+export function readGenesisStateFile(path: string): Uint8Array {
+  try {
+    return new Uint8Array(readFileSync(path));
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new Error(`cannot read the genesis state file "${path}": ${err.code ?? err.message}`);
+  }
+}
+
+/**
+ * The fields at the head of a serialized BeaconState, read without deserializing it:
+ * genesis_time (u64 @0), genesis_validators_root (@8), slot (u64 @40), fork (@48:
+ * previous_version, current_version @52, epoch).
+ */
+export interface StateBytesHeader {
+  genesisTime: number;
+  genesisValidatorsRoot: Uint8Array;
+  slot: number;
+  forkVersion: Uint8Array;
+}
+
+const HEADER_BYTES = 64;
+
+export function readStateBytesHeader(bytes: Uint8Array): StateBytesHeader {
+  if (bytes.length < HEADER_BYTES) throw new Error(`the genesis state is ${bytes.length} bytes: too short for an SSZ BeaconState`);
+  return {
+    genesisTime: readUint64LE(bytes, 0),
+    genesisValidatorsRoot: bytes.slice(8, 40),
+    slot: slotOfStateBytes(bytes),
+    forkVersion: bytes.slice(52, 56),
+  };
+}
+
+/**
+ * A genesis state given as SSZ bytes (`--genesis-state`), read with the config's types of the
+ * fork at its slot. Refused when it is not at slot 0, or when its fork version is not the one
+ * the config has there: then it is a state of another chain, preset or fork schedule.
+ */
+export function genesisStateFromBytes(config: ChainForkConfig, bytes: Uint8Array): CachedBeaconStateAllForks {
+  const header = readStateBytesHeader(bytes);
+  if (header.slot !== 0) {
+    throw new Error(`the genesis state is at slot ${header.slot}, not 0: it is a later state, not a chain's genesis`);
+  }
+  const fork = config.getForkInfo(header.slot);
+  if (!byteArrayEquals(header.forkVersion, fork.version)) {
+    const known = config.forksAscendingEpochOrder.find((f) => byteArrayEquals(f.version, header.forkVersion));
+    const which = known ? `${known.name}'s version, scheduled here at epoch ${known.epoch}` : "no fork of this node's schedule";
+    throw new Error(
+      `the genesis state has fork version ${toHex(header.forkVersion)} (${which}), but this node's chain starts in ${fork.name} ` +
+        `(${toHex(fork.version)}): the state belongs to another chain or fork schedule (see --genesis-fork, --fork-epochs, --preset)`
+    );
+  }
+  let state: BeaconStateAllForks;
+  try {
+    state = config.getForkTypes(header.slot).BeaconState.deserializeToViewDU(bytes) as BeaconStateAllForks;
+  } catch (e) {
+    throw new Error(`the genesis state is not a valid ${fork.name} BeaconState of this preset: ${(e as Error).message}`);
+  }
+  const beaconConfig = createBeaconConfig(config, state.genesisValidatorsRoot);
+  return createCachedBeaconState(state, {config: beaconConfig, pubkeyCache: createPubkeyCache()});
 }

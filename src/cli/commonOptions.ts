@@ -1,0 +1,62 @@
+import type {LogDirective} from "../log.ts";
+import {type OptionTable, option} from "./optionTable.ts";
+import {graffiti, logDirective, oneOf, port, serverAddress} from "./values.ts";
+
+/** Options more than one command takes, each described once. */
+
+/** JSON-RPC results: integers as JSON numbers (the removed interface's form) or as REST's decimal strings */
+export type RpcEncoding = "legacy" | "rest";
+
+type LogFields = {logLevel: LogDirective; logFormat: "text" | "json"};
+
+export function logOptions(group?: string): OptionTable<LogFields> {
+  return {
+    logLevel: option({
+      name: "log-level",
+      value: "DIRECTIVE",
+      default: "INFO",
+      group,
+      help: "a level (TRACE, DEBUG, INFO, NOTICE, WARN, ERROR, FATAL) or `<LEVEL>; TRACE:<topics>; REQUIRED:<topics>; DISABLED:<topics>`",
+      parse: logDirective,
+    }),
+    logFormat: option({
+      name: "log-format",
+      value: "text|json",
+      default: "text",
+      group,
+      help: "log line format",
+      parse: (text) => oneOf(text, ["text", "json"] as const),
+    }),
+  };
+}
+
+type RpcFields = {rpcPort: number; rpcAddress: string; rpcEncoding: RpcEncoding};
+
+/** The JSON-RPC listener's options, shared by `node --rpc` and `compat`. */
+export function rpcListenOptions(group?: string): OptionTable<RpcFields> {
+  return {
+    rpcPort: option({name: "rpc-port", value: "PORT", default: "9190", group, help: "JSON-RPC port (0: any free port, logged at start)", parse: port}),
+    rpcAddress: option({name: "rpc-address", value: "ADDR", default: "127.0.0.1", group, help: "JSON-RPC listen address; keep it local", parse: serverAddress}),
+    rpcEncoding: option({
+      name: "rpc-encoding",
+      value: "legacy|rest",
+      default: "legacy",
+      group,
+      help: "JSON-RPC results: integers as exact JSON numbers (legacy) or as REST's decimal strings",
+      parse: (text) => oneOf(text, ["legacy", "rest"] as const),
+    }),
+  };
+}
+
+export function graffitiOptions(group?: string): OptionTable<{graffiti: string | undefined}> {
+  return {
+    graffiti: option({
+      name: "graffiti",
+      value: "TEXT",
+      defaultText: "`beacon-gateway`",
+      group,
+      help: "graffiti for proposed blocks: UTF-8 text or `0x` hex of up to 32 bytes; kept across restarts",
+      parse: graffiti,
+    }),
+  };
+}

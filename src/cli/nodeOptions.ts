@@ -1,0 +1,276 @@
+import type {DevFork} from "../config/forks.ts";
+import type {LogDirective} from "../log.ts";
+import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
+import {type CommandSpec, InvalidValue, type OptionContext, flag, option, repeatable} from "./optionTable.ts";
+import {
+  devFork,
+  enrList,
+  forkEpochs,
+  httpUrl,
+  integer,
+  ipAddress,
+  ipv4Address,
+  oneOf,
+  parseIndexRange,
+  port,
+  readableFile,
+  serverAddress,
+  tcpMultiaddr,
+} from "./values.ts";
+
+/** `beacon-gateway node`: its options, each described once (src/cli/optionTable.ts). */
+
+export interface NodeOptions {
+  rest: boolean;
+  restPort: number;
+  restAddress: string;
+  restAllowOrigin: string | null;
+  /** the removed JSON-RPC interface, served by compat/ over the REST handlers */
+  rpc: boolean;
+  rpcPort: number;
+  rpcAddress: string;
+  rpcEncoding: RpcEncoding;
+  /** libp2p (TCP) and discv5 (UDP) listen address */
+  listenAddress: string;
+  /** libp2p TCP port; 0 for any free port */
+  tcpPort: number;
+  /** discv5 UDP port */
+  udpPort: number;
+  /** IPv4 address advertised in the ENR */
+  enrAddress: string | undefined;
+  /** discv5 bootnodes, as `enr:` text */
+  bootnodes: string[];
+  /** multiaddrs of peers to stay connected to (`/ip4/…/tcp/…[/p2p/…]`) */
+  directPeers: string[];
+  targetPeers: number;
+  maxPeers: number;
+  /** whether discv5 discovery runs */
+  discovery: boolean;
+  subscribeAllSubnets: boolean;
+  dataDir: string;
+  network: "dev";
+  preset: "minimal" | "mainnet";
+  validators: number;
+  genesisTime: number | undefined;
+  /** an SSZ BeaconState file the chain starts from instead of the interop dev genesis */
+  genesisStateFile: string | undefined;
+  /** a beacon node's REST API to take the starting (finalized) state from */
+  checkpointSyncUrl: string | undefined;
+  secondsPerSlot: number;
+  genesisFork: DevFork;
+  forkEpochs: Partial<Record<DevFork, number>>;
+  /** interop indices this process runs; [] for none */
+  devValidators: number[];
+  graffiti: string | undefined;
+  logLevel: LogDirective;
+  logFormat: "text" | "json";
+}
+
+const REST = "REST API";
+const RPC = "JSON-RPC (the removed interface, kept for migration: see `migration-guide/`)";
+const NETWORK = "Networking";
+const CHAIN = "Chain";
+const VALIDATORS = "Validators";
+const LOGGING = "Logging";
+
+/** The chain comes from a state file or another node: no interop dev genesis of our own. */
+function externalGenesis(ctx: OptionContext<NodeOptions>): string | null {
+  if (ctx.given("genesisStateFile")) return "--genesis-state";
+  if (ctx.given("checkpointSyncUrl")) return "--checkpoint-sync-url";
+  return null;
+}
+
+export const NODE_COMMAND: CommandSpec<NodeOptions> = {
+  usage: "beacon-gateway node [options]",
+  about: `Runs a beacon node. With no network to join it runs a local dev chain whose interop
+validators it drives itself.`,
+  options: {
+    rest: flag({name: "rest", group: REST, help: "enable the REST API"}),
+    restPort: option({name: "rest-port", value: "PORT", default: "5052", group: REST, help: "REST port (0: any free port, logged at start)", parse: port}),
+    restAddress: option({
+      name: "rest-address",
+      value: "ADDR",
+      default: "127.0.0.1",
+      group: REST,
+      help: "REST listen address; keep it local on a validating node",
+      parse: serverAddress,
+    }),
+    restAllowOrigin: option({
+      name: "rest-allow-origin",
+      value: "ORIGIN",
+      group: REST,
+      help: "value of `Access-Control-Allow-Origin`",
+      parse: (text) => text ?? null,
+    }),
+
+    rpc: flag({name: "rpc", group: RPC, help: "serve the removed JSON-RPC interface (`compat/`) over the REST handlers, in-process"}),
+    ...rpcListenOptions(RPC),
+
+    listenAddress: option({
+      name: "listen-address",
+      value: "ADDR",
+      default: "0.0.0.0",
+      group: NETWORK,
+      help: "IP address libp2p (TCP) and discovery (UDP) listen on",
+      parse: ipAddress,
+    }),
+    tcpPort: option({name: "tcp-port", value: "PORT", default: "9000", group: NETWORK, help: "libp2p TCP port (0: any free port)", parse: port}),
+    udpPort: option({
+      name: "udp-port",
+      value: "PORT",
+      defaultText: "`--tcp-port`'s value",
+      group: NETWORK,
+      help: "discovery (discv5) UDP port",
+      parse: (text, ctx) => (text === undefined ? ctx.get("tcpPort") : port(text)),
+    }),
+    enrAddress: option({
+      name: "enr-address",
+      value: "ADDR",
+      group: NETWORK,
+      help: "public IPv4 address advertised in the ENR, for other nodes to reach this one",
+      parse: ipv4Address,
+    }),
+    bootnodes: repeatable({
+      name: "bootnodes",
+      value: "LIST",
+      group: NETWORK,
+      help: "discovery bootnodes: `enr:` records, comma-separated (the option may be repeated)",
+      parse: enrList,
+    }),
+    directPeers: repeatable({
+      name: "direct-peer",
+      value: "MULTIADDR",
+      group: NETWORK,
+      help: "a peer to stay connected to, e.g. `/ip4/10.0.0.2/tcp/9000/p2p/16Uiu2…` (repeat for more)",
+      parse: (texts) => texts.map(tcpMultiaddr),
+    }),
+    targetPeers: option({name: "target-peers", value: "N", default: "50", group: NETWORK, help: "peers to keep connected", parse: (text) => integer(text, 0, 10_000)}),
+    maxPeers: option({
+      name: "max-peers",
+      value: "N",
+      defaultText: "`55`: `--target-peers` × 1.1, rounded up",
+      group: NETWORK,
+      help: "most peers connected at once; at least `--target-peers`",
+      parse: (text, ctx) => {
+        const target = ctx.get("targetPeers");
+        if (text === undefined) return Math.ceil((target * 11) / 10);
+        const max = integer(text, 0, 100_000);
+        if (max < target) throw new InvalidValue(`${max} is below --target-peers ${target}`);
+        return max;
+      },
+    }),
+    discovery: flag({
+      name: "no-discovery",
+      group: NETWORK,
+      help: "do not look for peers with discv5: connect only to direct peers and accept incoming ones",
+      parse: (set) => !set,
+    }),
+    subscribeAllSubnets: flag({
+      name: "subscribe-all-subnets",
+      group: NETWORK,
+      help: "subscribe to all attestation and sync committee subnets and advertise it in the ENR and metadata",
+    }),
+
+    dataDir: option({
+      name: "data-dir",
+      value: "DIR",
+      defaultText: "`./data/<network>`",
+      group: CHAIN,
+      help: "database (`beacon/`), network key and ENR (`network/`), the dev validators' slashing protection (`validator/`)",
+      parse: (text, ctx) => text ?? `./data/${ctx.get("network")}`,
+    }),
+    network: option({
+      name: "network",
+      value: "NAME",
+      default: "dev",
+      group: CHAIN,
+      help: "the network; only the local dev chain so far",
+      parse: (text) => {
+        if (text !== "dev") throw new InvalidValue(`unknown network "${text}" (only "dev" is supported so far)`);
+        return text;
+      },
+    }),
+    preset: option({
+      name: "preset",
+      value: "minimal|mainnet",
+      default: "minimal",
+      group: CHAIN,
+      help: "consensus preset",
+      parse: (text) => oneOf(text, ["minimal", "mainnet"] as const),
+    }),
+    validators: option({
+      name: "validators",
+      value: "N",
+      default: "64",
+      group: CHAIN,
+      help: "interop validators in the dev genesis (not with `--genesis-state`, whose state has its own)",
+      parse: (text, ctx) => {
+        const from = externalGenesis(ctx);
+        if (ctx.given("validators") && from) throw new InvalidValue(`not with ${from}: the validators come from that state`);
+        return integer(text, 1, 1_000_000);
+      },
+    }),
+    genesisTime: option({
+      name: "genesis-time",
+      value: "SECONDS",
+      defaultText: "first start + 3 s",
+      group: CHAIN,
+      help: "unix time of genesis; afterwards fixed by the stored genesis, and with `--genesis-state` the state's (a different value is an error)",
+      parse: (text) => (text === undefined ? undefined : integer(text, 0, 2 ** 40)),
+    }),
+    genesisStateFile: option({
+      name: "genesis-state",
+      value: "FILE",
+      group: CHAIN,
+      help: "start the chain from this SSZ-serialized genesis BeaconState instead of creating the interop dev genesis; it must be of this node's fork schedule",
+      parse: (text) => (text === undefined ? undefined : readableFile(text)),
+    }),
+    checkpointSyncUrl: option({
+      name: "checkpoint-sync-url",
+      value: "URL",
+      group: CHAIN,
+      help: "start from the finalized state of the beacon node at this REST URL (http or https); not with `--genesis-state`",
+      parse: (text, ctx) => {
+        if (text === undefined) return undefined;
+        if (ctx.given("genesisStateFile")) throw new InvalidValue("not with --genesis-state: the chain starts from one or the other");
+        return httpUrl(text);
+      },
+    }),
+    secondsPerSlot: option({name: "seconds-per-slot", value: "N", default: "4", group: CHAIN, help: "slot duration", parse: (text) => integer(text, 1, 3600)}),
+    genesisFork: option({
+      name: "genesis-fork",
+      value: "FORK",
+      default: "fulu",
+      group: CHAIN,
+      help: `\`phase0\` … \`fulu\`: every fork up to it is active at epoch 0, later ones unscheduled`,
+      parse: devFork,
+    }),
+    forkEpochs: option({
+      name: "fork-epochs",
+      value: "LIST",
+      group: CHAIN,
+      help: "schedule forks instead, e.g. `altair=1,bellatrix=2,capella=3,deneb=4,electra=5,fulu=6`",
+      parse: forkEpochs,
+    }),
+
+    devValidators: option({
+      name: "dev-validators",
+      value: "RANGE",
+      defaultText: "`all`; `none` with `--genesis-state` or `--checkpoint-sync-url`",
+      group: VALIDATORS,
+      help: "interop validators this process runs: `all`, `none`, or indices and ranges such as `0..31,40`",
+      parse: (text, ctx) => {
+        const from = externalGenesis(ctx);
+        if (from && text === "all") throw new InvalidValue(`"all" means the dev genesis's validators: with ${from} name the indices`);
+        const indices = parseIndexRange(text ?? (from ? "none" : "all"), ctx.get("validators"));
+        const validators = ctx.get("validators");
+        const beyond = from ? undefined : indices.find((i) => i >= validators);
+        if (beyond !== undefined) throw new InvalidValue(`index ${beyond} is not below --validators ${validators}`);
+        return indices;
+      },
+    }),
+    ...graffitiOptions(VALIDATORS),
+
+    ...logOptions(LOGGING),
+  },
+};
