@@ -1,0 +1,243 @@
+import type {BeaconConfig, ForkBoundary} from "@lodestar/config";
+import {StrictNoSign, type GossipsubOpts} from "@libp2p/gossipsub";
+import type {PeerScoreParams, PeerScoreThresholds, TopicScoreParams} from "@libp2p/gossipsub/score";
+import {ATTESTATION_SUBNET_COUNT, SLOTS_PER_EPOCH, TARGET_AGGREGATORS_PER_COMMITTEE} from "@lodestar/params";
+import {computeCommitteeCount} from "@lodestar/state-transition";
+import {maxMessageSize} from "./encoding.ts";
+import {type GossipType, stringifyTopic} from "./topics.ts";
+
+/** Gossipsub parameters of phase0 p2p-interface.md. */
+export const GOSSIP_D = 8;
+export const GOSSIP_D_LOW = 6;
+export const GOSSIP_D_HIGH = 12;
+export const GOSSIP_D_LAZY = 6;
+export const GOSSIP_HEARTBEAT_INTERVAL_MS = 700;
+export const GOSSIP_FANOUT_TTL_MS = 60_000;
+export const GOSSIP_MCACHE_LENGTH = 6;
+export const GOSSIP_MCACHE_GOSSIP = 3;
+
+export type GossipsubMeshParams = Pick<
+  GossipsubOpts,
+  "D" | "Dlo" | "Dhi" | "Dlazy" | "heartbeatInterval" | "fanoutTTL" | "mcacheLength" | "mcacheGossip" | "seenTTL"
+>;
+
+/** The spec's mesh parameters in gossipsub's units (milliseconds); seen_ttl is two epochs. */
+export function gossipsubMeshParams(config: Pick<BeaconConfig, "SECONDS_PER_SLOT">): GossipsubMeshParams {
+  return {
+    D: GOSSIP_D,
+    Dlo: GOSSIP_D_LOW,
+    Dhi: GOSSIP_D_HIGH,
+    Dlazy: GOSSIP_D_LAZY,
+    heartbeatInterval: GOSSIP_HEARTBEAT_INTERVAL_MS,
+    fanoutTTL: GOSSIP_FANOUT_TTL_MS,
+    mcacheLength: GOSSIP_MCACHE_LENGTH,
+    mcacheGossip: GOSSIP_MCACHE_GOSSIP,
+    seenTTL: config.SECONDS_PER_SLOT * SLOTS_PER_EPOCH * 2 * 1000,
+  };
+}
+
+/**
+ * The gossipsub options of the spec: the mesh parameters, StrictNoSign, the RPC frame limit
+ * max_message_size(), the score thresholds, and the topic scores when `scoring` is given (they
+ * depend on the validator count and the subscribed fork boundaries). The message id function and
+ * the data transform are in encoding.ts.
+ */
+export function gossipsubOptions(config: BeaconConfig, scoring?: Omit<ScoreParamsInput, "config">): Partial<GossipsubOpts> {
+  return {
+    ...gossipsubMeshParams(config),
+    globalSignaturePolicy: StrictNoSign,
+    maxInboundDataLength: maxMessageSize(config),
+    scoreThresholds: GOSSIP_SCORE_THRESHOLDS,
+    ...(scoring ? {scoreParams: computePeerScoreParams({config, ...scoring})} : {}),
+  };
+}
+
+/**
+ * Peer score thresholds shared by the consensus clients (the "gossipsub v1.1 score params"
+ * recommendation the spec points to, as Lighthouse and Lodestar use them).
+ */
+export const GOSSIP_SCORE_THRESHOLDS: PeerScoreThresholds = {
+  gossipThreshold: -4000,
+  publishThreshold: -8000,
+  graylistThreshold: -16000,
+  acceptPXThreshold: 100,
+  opportunisticGraftThreshold: 5,
+};
+
+const MAX_IN_MESH_SCORE = 10;
+const MAX_FIRST_MESSAGE_DELIVERIES_SCORE = 40;
+export const TOPIC_WEIGHTS = {
+  beacon_block: 0.5,
+  beacon_aggregate_and_proof: 0.5,
+  /** per subnet: the subnets together weigh 1 */
+  beacon_attestation: 1 / ATTESTATION_SUBNET_COUNT,
+  voluntary_exit: 0.05,
+  proposer_slashing: 0.05,
+  attester_slashing: 0.05,
+} as const;
+const MAX_POSITIVE_SCORE =
+  (MAX_IN_MESH_SCORE + MAX_FIRST_MESSAGE_DELIVERIES_SCORE) *
+  (TOPIC_WEIGHTS.beacon_block +
+    TOPIC_WEIGHTS.beacon_aggregate_and_proof +
+    TOPIC_WEIGHTS.beacon_attestation * ATTESTATION_SUBNET_COUNT +
+    TOPIC_WEIGHTS.voluntary_exit +
+    TOPIC_WEIGHTS.proposer_slashing +
+    TOPIC_WEIGHTS.attester_slashing);
+/** A counter decayed below this counts as zero. */
+const DECAY_TO_ZERO = 0.01;
+const BEHAVIOUR_PENALTY_THRESHOLD = 6;
+const MESH_MESSAGE_DELIVERIES_WINDOW_MS = 2000;
+
+export interface ScoreParamsInput {
+  config: BeaconConfig;
+  currentSlot: number;
+  /** active validators at the current epoch (sets the expected attestation and aggregate rates) */
+  activeValidatorCount: number;
+  /** the fork boundaries whose topics are subscribed (activeBoundariesAt) */
+  boundaries: ForkBoundary[];
+}
+
+interface Timing {
+  slotMs: number;
+  epochMs: number;
+  /** the per-tick decay that brings a counter to DECAY_TO_ZERO after `ms` */
+  decayOver(ms: number): number;
+}
+
+interface TopicScoreInput {
+  topicWeight: number;
+  /** messages per slot */
+  expectedMessageRate: number;
+  firstMessageDecayMs: number;
+  mesh?: {decaySlots: number; capFactor: number; activationMs: number};
+}
+
+/**
+ * Peer score parameters (gossipsub v1.1): the block, aggregate, attestation subnet, exit and
+ * slashing topics of every given boundary are scored, each counter decaying to zero over a few
+ * epochs. Mesh delivery penalties start only once the chain is older than their decay window.
+ */
+export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerScoreParams> {
+  const {config, currentSlot, activeValidatorCount} = input;
+  if (activeValidatorCount < 1) throw new Error("peer score parameters need at least one active validator");
+  const slotMs = config.SECONDS_PER_SLOT * 1000;
+  const timing: Timing = {slotMs, epochMs: slotMs * SLOTS_PER_EPOCH, decayOver: (ms) => DECAY_TO_ZERO ** (slotMs / ms)};
+  const behaviourPenaltyDecay = timing.decayOver(timing.epochMs * 10);
+  const target = decayConvergence(behaviourPenaltyDecay, 10 / SLOTS_PER_EPOCH) - BEHAVIOUR_PENALTY_THRESHOLD;
+  const topicScoreCap = MAX_POSITIVE_SCORE * 0.5;
+
+  const topic = (inputs: TopicScoreInput) => topicScoreParams(timing, currentSlot, inputs);
+  const committeesPerSlot = computeCommitteeCount(activeValidatorCount);
+  const manyBursts = committeesPerSlot >= (2 * ATTESTATION_SUBNET_COUNT) / SLOTS_PER_EPOCH;
+  const byType: Partial<Record<GossipType, TopicScoreParams>> = {
+    voluntary_exit: topic({topicWeight: TOPIC_WEIGHTS.voluntary_exit, expectedMessageRate: 4 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
+    proposer_slashing: topic({topicWeight: TOPIC_WEIGHTS.proposer_slashing, expectedMessageRate: 1 / 5 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
+    attester_slashing: topic({topicWeight: TOPIC_WEIGHTS.attester_slashing, expectedMessageRate: 1 / 5 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
+    beacon_block: topic({
+      topicWeight: TOPIC_WEIGHTS.beacon_block,
+      expectedMessageRate: 1,
+      firstMessageDecayMs: timing.epochMs * 20,
+      mesh: {decaySlots: SLOTS_PER_EPOCH * 5, capFactor: 3, activationMs: timing.epochMs},
+    }),
+    beacon_aggregate_and_proof: topic({
+      topicWeight: TOPIC_WEIGHTS.beacon_aggregate_and_proof,
+      expectedMessageRate: aggregatorsPerSlot(activeValidatorCount),
+      firstMessageDecayMs: timing.epochMs,
+      mesh: {decaySlots: SLOTS_PER_EPOCH * 2, capFactor: 4, activationMs: timing.epochMs},
+    }),
+    beacon_attestation: topic({
+      topicWeight: TOPIC_WEIGHTS.beacon_attestation,
+      expectedMessageRate: activeValidatorCount / ATTESTATION_SUBNET_COUNT / SLOTS_PER_EPOCH,
+      firstMessageDecayMs: manyBursts ? timing.epochMs : timing.epochMs * 4,
+      mesh: {
+        decaySlots: SLOTS_PER_EPOCH * (manyBursts ? 4 : 16),
+        capFactor: 16,
+        activationMs: manyBursts ? slotMs * (SLOTS_PER_EPOCH / 2 + 1) : timing.epochMs,
+      },
+    }),
+  };
+
+  const topics: Record<string, TopicScoreParams> = {};
+  for (const boundary of input.boundaries) {
+    for (const [type, params] of Object.entries(byType) as [GossipType, TopicScoreParams][]) {
+      if (type === "beacon_attestation") {
+        for (let subnet = 0; subnet < ATTESTATION_SUBNET_COUNT; subnet++) topics[stringifyTopic(config, {type, subnet, boundary})] = params;
+      } else {
+        topics[stringifyTopic(config, {type, boundary})] = params;
+      }
+    }
+  }
+
+  return {
+    topics,
+    topicScoreCap,
+    appSpecificWeight: 1,
+    IPColocationFactorWeight: -topicScoreCap,
+    IPColocationFactorThreshold: 3,
+    behaviourPenaltyWeight: GOSSIP_SCORE_THRESHOLDS.gossipThreshold / (target * target),
+    behaviourPenaltyThreshold: BEHAVIOUR_PENALTY_THRESHOLD,
+    behaviourPenaltyDecay,
+    decayInterval: slotMs,
+    decayToZero: DECAY_TO_ZERO,
+    retainScore: timing.epochMs * 100,
+  };
+}
+
+function topicScoreParams(timing: Timing, currentSlot: number, input: TopicScoreInput): TopicScoreParams {
+  const {topicWeight, expectedMessageRate, firstMessageDecayMs, mesh} = input;
+  const timeInMeshCap = 3600 / (timing.slotMs / 1000);
+  const firstMessageDeliveriesDecay = timing.decayOver(firstMessageDecayMs);
+  const firstMessageDeliveriesCap = decayConvergence(firstMessageDeliveriesDecay, (2 * expectedMessageRate) / GOSSIP_D);
+  const params: TopicScoreParams = {
+    topicWeight,
+    timeInMeshWeight: MAX_IN_MESH_SCORE / timeInMeshCap,
+    timeInMeshQuantum: timing.slotMs,
+    timeInMeshCap,
+    firstMessageDeliveriesWeight: MAX_FIRST_MESSAGE_DELIVERIES_SCORE / firstMessageDeliveriesCap,
+    firstMessageDeliveriesDecay,
+    firstMessageDeliveriesCap,
+    meshMessageDeliveriesWeight: 0,
+    meshMessageDeliveriesDecay: 0,
+    meshMessageDeliveriesCap: 0,
+    meshMessageDeliveriesThreshold: 0,
+    meshMessageDeliveriesWindow: 0,
+    meshMessageDeliveriesActivation: 0,
+    meshFailurePenaltyWeight: 0,
+    meshFailurePenaltyDecay: 0,
+    invalidMessageDeliveriesWeight: -MAX_POSITIVE_SCORE / topicWeight,
+    invalidMessageDeliveriesDecay: timing.decayOver(timing.epochMs * 50),
+  };
+  // A young chain has not seen enough messages to hold mesh peers to a delivery rate.
+  if (mesh && currentSlot > mesh.decaySlots) {
+    const decay = timing.decayOver(mesh.decaySlots * timing.slotMs);
+    const threshold = decayConvergence(decay, expectedMessageRate / 50) * decay;
+    const weight = -MAX_POSITIVE_SCORE / (topicWeight * threshold * threshold);
+    Object.assign(params, {
+      meshMessageDeliveriesWeight: weight,
+      meshMessageDeliveriesDecay: decay,
+      meshMessageDeliveriesCap: Math.max(mesh.capFactor * threshold, 2),
+      meshMessageDeliveriesThreshold: threshold,
+      meshMessageDeliveriesWindow: MESH_MESSAGE_DELIVERIES_WINDOW_MS,
+      meshMessageDeliveriesActivation: mesh.activationMs,
+      meshFailurePenaltyWeight: weight,
+      meshFailurePenaltyDecay: decay,
+    });
+  }
+  return params;
+}
+
+/** The value a counter converges to when `rate` is added every tick and it decays by `decay`. */
+function decayConvergence(decay: number, rate: number): number {
+  return rate / (1 - decay);
+}
+
+/** Expected aggregators per slot: TARGET_AGGREGATORS_PER_COMMITTEE per committee, as is_aggregator selects them. */
+function aggregatorsPerSlot(activeValidatorCount: number): number {
+  const committeesPerEpoch = computeCommitteeCount(activeValidatorCount) * SLOTS_PER_EPOCH;
+  const smallSize = Math.floor(activeValidatorCount / committeesPerEpoch);
+  const largeCommittees = activeValidatorCount - smallSize * committeesPerEpoch;
+  const smallCommittees = committeesPerEpoch - largeCommittees;
+  const perCommittee = (size: number) => size / Math.max(1, Math.floor(size / TARGET_AGGREGATORS_PER_COMMITTEE));
+  const perEpoch = Math.floor(perCommittee(smallSize) * smallCommittees) + Math.floor(perCommittee(smallSize + 1) * largeCommittees);
+  return Math.max(1, Math.floor(perEpoch / SLOTS_PER_EPOCH));
+}

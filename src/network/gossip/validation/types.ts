@@ -1,0 +1,56 @@
+import type {BeaconConfig} from "@lodestar/config";
+import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
+import type {BeaconBlock, SignedBeaconBlock} from "@lodestar/types";
+import type {ImportedBlock} from "../../../chain/interface.ts";
+import type {ForkChoice} from "../../../forkchoice/index.ts";
+import type {OperationPools} from "../../../pools/index.ts";
+import type {ParsedTopic} from "../topics.ts";
+
+/** The outcome of a gossip validation (gossipsub v1.1 extended validators) and why. */
+export interface GossipValidationResult {
+  result: "ACCEPT" | "IGNORE" | "REJECT";
+  reason: string;
+  /** a block (or sidecar) whose parent is unknown: sync may fetch `unknownBlockRoot` */
+  parentUnknown?: boolean;
+  /** 0x hex root of the unknown block the message builds on or votes for */
+  unknownBlockRoot?: string;
+}
+
+export type GossipValidatorFn = (topic: ParsedTopic, message: unknown, from: string) => Promise<GossipValidationResult>;
+
+export const accept = (reason: string): GossipValidationResult => ({result: "ACCEPT", reason});
+export const ignore = (reason: string, extra: Partial<GossipValidationResult> = {}): GossipValidationResult => ({...extra, result: "IGNORE", reason});
+export const reject = (reason: string): GossipValidationResult => ({result: "REJECT", reason});
+
+/** The wall clock (src/clock/clock.ts). */
+export interface GossipClock {
+  currentSlot(): number;
+  /** the slot at now + `toleranceMs` (negative: now - |toleranceMs|) */
+  currentSlotWithTolerance(toleranceMs: number): number;
+  /** milliseconds since the start of `slot`, negative before it */
+  msIntoSlot(slot: number): number;
+}
+
+/** What gossip validation reads of the chain (BeaconChain has all of it). */
+export interface GossipChain {
+  readonly genesisTime: number;
+  readonly forkChoice: Pick<ForkChoice, "hasBlock" | "getBlock" | "getAncestor" | "getFinalizedCheckpoint">;
+  getHeadState(): CachedBeaconStateAllForks;
+  /** the head state advanced to `epoch` (committees, sync committees) */
+  getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
+  /** the parent's post-state advanced to the block's slot; only `slot` and `parentRoot` are read */
+  getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
+  /** full verification and import; throws BlockError */
+  importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock>;
+}
+
+export interface GossipValidatorDeps {
+  config: BeaconConfig;
+  chain: GossipChain;
+  pools: Pick<OperationPools, "attestations" | "opPool" | "syncCommittee" | "emitter">;
+  clock: GossipClock;
+  /** a block for a slot that has not started (IGNOREd): the caller may queue it for that slot */
+  onFutureBlock?: (block: SignedBeaconBlock, from: string) => void;
+  /** waits `ms`; a timer unless given (tests pass one that moves their clock) */
+  sleep?: (ms: number) => Promise<void>;
+}

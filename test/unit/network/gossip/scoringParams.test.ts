@@ -1,0 +1,100 @@
+import {describe, expect, it} from "@jest/globals";
+import {createBeaconConfig} from "@lodestar/config";
+import {RejectReason} from "@libp2p/gossipsub/types";
+import {PeerScore, createPeerScoreParams, createPeerScoreThresholds, validatePeerScoreParams, validatePeerScoreThresholds} from "@libp2p/gossipsub/score";
+import {SLOTS_PER_EPOCH} from "@lodestar/params";
+import {devChainConfig} from "../../../../src/config/chainConfig.ts";
+import {
+  GOSSIP_SCORE_THRESHOLDS,
+  computePeerScoreParams,
+  gossipsubMeshParams,
+  gossipsubOptions,
+} from "../../../../src/network/gossip/scoringParams.ts";
+import {activeBoundariesAt, stringifyTopic} from "../../../../src/network/gossip/topics.ts";
+
+const config = createBeaconConfig(devChainConfig({secondsPerSlot: 4, genesisFork: "phase0", forkEpochs: {altair: 10}}), new Uint8Array(32).fill(1));
+const epochSlots = SLOTS_PER_EPOCH;
+
+const silentLogger = () => {
+  const log = Object.assign(() => undefined, {error: () => undefined, trace: () => undefined, enabled: false});
+  return {forComponent: () => log} as never;
+};
+
+describe("gossipsub parameters", () => {
+  it("are the spec's mesh parameters, in milliseconds", () => {
+    expect(gossipsubMeshParams(config)).toEqual({
+      D: 8,
+      Dlo: 6,
+      Dhi: 12,
+      Dlazy: 6,
+      heartbeatInterval: 700,
+      fanoutTTL: 60_000,
+      mcacheLength: 6,
+      mcacheGossip: 3,
+      seenTTL: 4 * epochSlots * 2 * 1000,
+    });
+    expect(gossipsubOptions(config)).toMatchObject({globalSignaturePolicy: "StrictNoSign", maxInboundDataLength: 10485760 + 1747626 + 32 + 1024});
+  });
+
+  it("use the consensus clients' score thresholds, which gossipsub accepts", () => {
+    expect(GOSSIP_SCORE_THRESHOLDS).toEqual({gossipThreshold: -4000, publishThreshold: -8000, graylistThreshold: -16000, acceptPXThreshold: 100, opportunisticGraftThreshold: 5});
+    expect(() => validatePeerScoreThresholds(createPeerScoreThresholds(GOSSIP_SCORE_THRESHOLDS))).not.toThrow();
+  });
+});
+
+describe("peer score parameters", () => {
+  const boundaries = activeBoundariesAt(config, 9); // phase0 and altair
+  const topic = (type: "beacon_block" | "beacon_aggregate_and_proof" | "voluntary_exit" | "attester_slashing", b = boundaries[0]) => stringifyTopic(config, {type, boundary: b});
+  const young = computePeerScoreParams({config, currentSlot: 3, activeValidatorCount: 64, boundaries});
+  const mature = computePeerScoreParams({config, currentSlot: 100 * epochSlots, activeValidatorCount: 500_000, boundaries});
+
+  it("score the block, aggregate, attestation subnet, exit and slashing topics of every active boundary", () => {
+    expect(boundaries.map((b) => b.fork)).toEqual(["phase0", "altair"]);
+    const topics = young.topics ?? {};
+    expect(Object.keys(topics)).toHaveLength(2 * (64 + 5));
+    expect(topics[topic("beacon_block", boundaries[1])].topicWeight).toBe(0.5);
+    expect(topics[topic("beacon_aggregate_and_proof")].topicWeight).toBe(0.5);
+    expect(topics[stringifyTopic(config, {type: "beacon_attestation", subnet: 63, boundary: boundaries[0]})].topicWeight).toBe(1 / 64);
+    expect(topics[topic("voluntary_exit")].topicWeight).toBe(0.05);
+    expect(topics[topic("attester_slashing")].topicWeight).toBe(0.05);
+  });
+
+  it("are accepted by gossipsub's own validation, young chain and mature", () => {
+    expect(() => validatePeerScoreParams(createPeerScoreParams(young))).not.toThrow();
+    expect(() => validatePeerScoreParams(createPeerScoreParams(mature))).not.toThrow();
+    expect(() => computePeerScoreParams({config, currentSlot: 0, activeValidatorCount: 0, boundaries})).toThrow();
+  });
+
+  it("decay each counter to decayToZero over its window (one decay per slot)", () => {
+    const block = (mature.topics ?? {})[topic("beacon_block")];
+    expect(mature.decayInterval).toBe(4000);
+    expect(block.firstMessageDeliveriesDecay ** (20 * epochSlots)).toBeCloseTo(0.01, 10);
+    expect(block.meshMessageDeliveriesDecay ** (5 * epochSlots)).toBeCloseTo(0.01, 10);
+    expect(block.invalidMessageDeliveriesDecay ** (50 * epochSlots)).toBeCloseTo(0.01, 10);
+    expect((mature.behaviourPenaltyDecay ?? 0) ** (10 * epochSlots)).toBeCloseTo(0.01, 10);
+  });
+
+  it("hold mesh peers to a delivery rate only once the chain is older than the window", () => {
+    const youngBlock = (young.topics ?? {})[topic("beacon_block")];
+    const matureBlock = (mature.topics ?? {})[topic("beacon_block")];
+    expect(youngBlock.meshMessageDeliveriesWeight).toBe(0);
+    expect(matureBlock.meshMessageDeliveriesWeight).toBeLessThan(0);
+    expect(matureBlock.meshMessageDeliveriesThreshold).toBeGreaterThan(0);
+    expect(matureBlock.meshMessageDeliveriesActivation).toBe(4000 * epochSlots);
+  });
+
+  it("let gossipsub's scoring drop a peer below the gossip threshold after a few invalid blocks", () => {
+    const score = new PeerScore(createPeerScoreParams(young), null, silentLogger(), {scoreCacheValidityMs: 0});
+    score.addPeer("peer");
+    const blockTopic = topic("beacon_block");
+    const after: number[] = [];
+    for (let i = 1; i <= 7; i++) {
+      score.rejectMessage("peer", `msg${i}`, blockTopic, RejectReason.Reject);
+      after.push(score.score("peer"));
+    }
+    // P4 is the squared count of invalid messages, weighted so that one costs the most a peer can earn (107.5)
+    expect(after[0]).toBeCloseTo(-107.5, 6);
+    expect(after[5]).toBeGreaterThan(GOSSIP_SCORE_THRESHOLDS.gossipThreshold);
+    expect(after[6]).toBeLessThan(GOSSIP_SCORE_THRESHOLDS.gossipThreshold);
+  });
+});
