@@ -1,0 +1,199 @@
+import {Discv5, multiaddrFromSocketAddress, type IDiscv5CreateOptions} from "@chainsafe/discv5";
+import {ENR} from "@chainsafe/enr";
+import {privateKeyFromRaw} from "@libp2p/crypto/keys";
+import {ssz} from "@lodestar/types";
+import {isIPv4, isIPv6} from "node:net";
+import {multiaddr} from "@multiformats/multiaddr";
+import {getLogger} from "../log.ts";
+import type {NodeIdentity} from "./identity.ts";
+
+/**
+ * Peer discovery over discv5 (phase0 p2p spec, "The discovery domain: discv5").
+ *
+ * The node's record in discv5 is the identity's own `SignableENR` object (one source of
+ * truth): discv5 serves and pings with whatever entries and sequence number the identity gives
+ * it, and never writes to it (`enrUpdate` off: the PONG votes for our external address would
+ * change the record behind the identity's back; the network layer sets the ENR's addresses
+ * through `identity.setAddresses`).
+ *
+ * Found records are reported to `onPeer` when they can be dialled (an `ip`/`tcp` or `ip6`/`tcp6`
+ * pair) and their `eth2` entry carries our current fork digest; others are ignored.
+ */
+
+const log = getLogger("network");
+
+export interface DiscoveredPeer {
+  /** libp2p peer id */
+  peerId: string;
+  /** `/ip4/<ip>/tcp/<port>/p2p/<peerId>` (or `/ip6/...`) */
+  multiaddrTCP: string;
+  /** the record, `enr:...` */
+  enr: string;
+}
+
+/** Subnets a peer must advertise (at least one of) to be reported. */
+export interface SubnetWanted {
+  attnets?: number[];
+  syncnets?: number[];
+}
+
+export interface DiscoveryOptions {
+  identity: NodeIdentity;
+  /** the node key (32 raw bytes); optional, as it is the identity's: checked to be that one */
+  privateKey?: Uint8Array;
+  /** IPv4 or IPv6 address the UDP socket binds to (`0.0.0.0`, `127.0.0.1`, `::`) */
+  bindAddress: string;
+  /** a real port: 0 would bind somewhere no ENR says */
+  udpPort: number;
+  bootEnrs: string[];
+  /** the node's current fork digest (wall clock) */
+  forkDigest(): Uint8Array;
+  onPeer(peer: DiscoveredPeer): void;
+  /** random lookups one `findPeers` runs at most (default 4) */
+  maxLookups?: number;
+  /** discv5 settings beyond ours (timeouts) */
+  discv5Config?: IDiscv5CreateOptions["config"];
+}
+
+/** The peer `enr` stands for when it can be dialled over TCP, is on our fork digest and has one of the wanted subnets; null otherwise. */
+export function eth2PeerOf(enr: ENR, forkDigest: Uint8Array, wanted?: SubnetWanted): DiscoveredPeer | null {
+  const eth2 = enr.kvs.get("eth2");
+  if (eth2 === undefined || eth2.length !== ssz.phase0.ENRForkID.fixedSize) return null;
+  if (!eth2.subarray(0, 4).every((b, i) => b === forkDigest[i])) return null;
+  if (wanted && !advertisesAny(enr, wanted)) return null;
+  const address = tcpAddress(enr);
+  if (address === null) return null;
+  const peerId = enr.peerId.toString();
+  return {peerId, multiaddrTCP: `${address}/p2p/${peerId}`, enr: enr.encodeTxt()};
+}
+
+/** `/ip4/<ip>/tcp/<port>`, else `/ip6/<ip6>/tcp/<tcp6 or tcp>` (EIP-778: tcp serves both unless tcp6 is given); null when the entries are missing or malformed. */
+function tcpAddress(enr: ENR): string | null {
+  const port = (key: string): number | null => {
+    const bytes = enr.kvs.get(key);
+    if (bytes === undefined || bytes.length === 0 || bytes.length > 2) return null;
+    const value = bytes.reduce((acc, b) => acc * 256 + b, 0);
+    return value === 0 ? null : value;
+  };
+  const ip4 = enr.kvs.get("ip");
+  const tcp = port("tcp");
+  if (ip4?.length === 4 && tcp !== null) return `/ip4/${ip4.join(".")}/tcp/${tcp}`;
+  const ip6 = enr.kvs.get("ip6");
+  const tcp6 = port("tcp6") ?? tcp;
+  if (ip6?.length === 16 && tcp6 !== null) return `/ip6/${enr.ip6}/tcp/${tcp6}`;
+  return null;
+}
+
+function advertisesAny(enr: ENR, wanted: SubnetWanted): boolean {
+  const has = (key: string, subnets: number[] | undefined, bytes: number): boolean => {
+    const field = enr.kvs.get(key);
+    if (!subnets || subnets.length === 0 || field === undefined || field.length !== bytes) return false;
+    return subnets.some((i) => ((field[Math.floor(i / 8)] >> i % 8) & 1) === 1);
+  };
+  return has("attnets", wanted.attnets, ssz.phase0.AttestationSubnets.fixedSize) || has("syncnets", wanted.syncnets, ssz.altair.SyncSubnets.fixedSize);
+}
+
+export class Discovery {
+  private readonly opts: DiscoveryOptions;
+  private readonly discv5: Discv5;
+  private readonly maxLookups: number;
+  private started = false;
+  private search: Promise<number> | null = null;
+
+  constructor(opts: DiscoveryOptions) {
+    const {udpPort, bindAddress} = opts;
+    if (!Number.isInteger(udpPort) || udpPort < 1 || udpPort > 65535) throw new Error(`the discovery UDP port must be from 1 to 65535: ${udpPort}`);
+    const family = isIPv4(bindAddress) ? 4 : isIPv6(bindAddress) ? 6 : null;
+    if (family === null) throw new Error(`the discovery bind address must be an IPv4 or IPv6 address: ${bindAddress}`);
+    const key = opts.identity.privateKey;
+    if (opts.privateKey && !(opts.privateKey.length === key.length && opts.privateKey.every((b, i) => b === key[i]))) {
+      throw new Error("the discovery key must be the identity's: the ENR is signed with it");
+    }
+    this.opts = opts;
+    this.maxLookups = opts.maxLookups ?? 4;
+    // discv5 takes multiaddrs of its own @multiformats/multiaddr (v12), made here by its own helper
+    const bind = multiaddrFromSocketAddress({ip: {type: family, octets: multiaddr(`/ip${family}/${bindAddress}`).bytes.subarray(1)}, port: udpPort});
+    this.discv5 = Discv5.create({
+      enr: opts.identity.signableEnr(),
+      // the same key type; discv5's @libp2p/interface is an older copy whose types differ in name only
+      privateKey: privateKeyFromRaw(opts.identity.privateKey) as unknown as IDiscv5CreateOptions["privateKey"],
+      bindAddrs: family === 4 ? {ip4: bind} : {ip6: bind},
+      config: {...opts.discv5Config, enrUpdate: false},
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    const {identity} = this.opts;
+    const {ip, ip6, udp, udp6} = identity.addresses();
+    const reachable = (ip !== undefined && udp !== undefined) || (ip6 !== undefined && (udp6 ?? udp) !== undefined);
+    if (!reachable) log.warn("the ENR has no IP address and UDP port: other nodes cannot add this node to their tables");
+    await this.discv5.start();
+    this.started = true;
+    this.addBootEnrs();
+    log.info({bind: this.discoveryAddresses(), enr: identity.enr()}, "discv5 started");
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    await this.discv5.stop();
+    await this.search;
+  }
+
+  /** The bound UDP address(es) with `/p2p/<peerId>`, for `identity.setListenAddresses`. */
+  discoveryAddresses(): string[] {
+    return this.discv5.bindAddrs.map((a) => `${a.toString()}/p2p/${this.opts.identity.peerId}`);
+  }
+
+  /** The records in the routing table (`enr:...`). */
+  knownEnrs(): string[] {
+    return this.discv5.kadValues().map((enr) => enr.encodeTxt());
+  }
+
+  /**
+   * Reports up to `count` peers to `onPeer`: first from the routing table, then from random
+   * lookups (at most `maxLookups`). With `wanted`, only peers advertising one of those subnets.
+   * One search runs at a time: a call while one runs gets that one's result. Resolves to the
+   * number reported.
+   */
+  findPeers(count: number, wanted?: SubnetWanted): Promise<number> {
+    if (!this.started) return Promise.resolve(0);
+    this.search ??= this.runSearch(count, wanted).finally(() => (this.search = null));
+    return this.search;
+  }
+
+  private async runSearch(count: number, wanted: SubnetWanted | undefined): Promise<number> {
+    // the record discv5 serves must carry the wall-clock fork before we talk to anyone
+    this.opts.identity.refresh();
+    const reported = new Set<string>();
+    const consider = (enr: ENR): void => {
+      if (reported.size >= count || reported.has(enr.nodeId)) return;
+      const peer = eth2PeerOf(enr, this.opts.forkDigest(), wanted);
+      if (peer === null) return;
+      reported.add(enr.nodeId);
+      this.opts.onPeer(peer);
+    };
+    this.discv5.kadValues().forEach(consider);
+    for (let i = 0; i < this.maxLookups && reported.size < count && this.started; i++) {
+      // a lookup with an empty table would only wait for its timeout
+      if (this.discv5.kadValues().length === 0) this.addBootEnrs();
+      if (this.discv5.kadValues().length === 0) break;
+      const found = await this.discv5.findRandomNode();
+      if (!this.started) break;
+      found.forEach(consider);
+    }
+    log.debug({reported: reported.size, wanted: count, table: this.discv5.kadValues().length}, "discv5 search done");
+    return reported.size;
+  }
+
+  private addBootEnrs(): void {
+    for (const text of this.opts.bootEnrs) {
+      try {
+        this.discv5.addEnr(ENR.decodeTxt(text));
+      } catch (e) {
+        log.warn({enr: text, reason: (e as Error).message}, "ignoring a boot ENR");
+      }
+    }
+  }
+}
