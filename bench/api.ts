@@ -133,7 +133,7 @@ async function main(): Promise<void> {
   try {
     const ceilingServer = await startServer(["-e", CEILING_SERVER], "listening");
     servers.push(ceilingServer.proc);
-    const nodeArgs = [BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--data-dir", dataDir, "--log-format", "json"];
+    const nodeArgs = [BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--data-dir", dataDir, "--log-format", "json", "--listen-address", HOST, "--tcp-port", "0", "--no-discovery"];
     const node = await startServer(nodeArgs, "REST API listening");
     servers.push(node.proc);
     const base = `http://${HOST}:${node.port}`;

@@ -12,7 +12,10 @@ import {getLogger, initLogging} from "./log.ts";
 import type {NodeOptions} from "./cli/options.ts";
 import {graffitiFromText} from "./graffiti.ts";
 import {NodeSettings} from "./nodeSettings.ts";
-import {NodeIdentity} from "./network/identity.ts";
+import {NodeIdentity, loadOrCreateNodeKey} from "./network/identity.ts";
+import {startNetwork} from "./network/index.ts";
+import {readGenesisStateFile} from "./chain/genesis.ts";
+import {fetchCheckpointAnchor} from "./sync/checkpointSync.ts";
 import {inProcessTransport, startRestServer} from "./api/server/index.ts";
 import {createApiClient, type Transport} from "./api/client.ts";
 import {createValidatorBeaconApi} from "./api/validatorApi.ts";
@@ -52,17 +55,38 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       validatorCount: opts.validators,
       genesisTime: opts.genesisTime ?? Math.floor(Date.now() / 1000) + GENESIS_DELAY_SECONDS,
       requestedGenesisTime: opts.genesisTime,
+      genesisState: opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined,
+      checkpoint: opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined,
     },
     {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index)}
   );
   clock!.start();
 
-  const identity = await NodeIdentity.load(join(opts.dataDir, "network"), {
-    config: chain.config,
-    currentEpoch: () => computeEpochAtSlot(chain.currentSlot()),
-  });
+  const networkDir = join(opts.dataDir, "network");
+  const privateKey = await loadOrCreateNodeKey(networkDir);
+  const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
+  const network = await startNetwork(
+    {chain, pools: chain.pools, identity, privateKey},
+    {
+      listenAddress: opts.listenAddress,
+      tcpPort: opts.tcpPort,
+      udpPort: opts.udpPort,
+      enrAddress: opts.enrAddress,
+      bootnodes: opts.bootnodes,
+      directPeers: opts.directPeers,
+      targetPeers: opts.targetPeers,
+      maxPeers: opts.maxPeers,
+      discovery: opts.discovery,
+      subscribeAllSubnets: opts.subscribeAllSubnets,
+    }
+  );
 
-  const ctx: ApiContext = {chain, pools: chain.pools, node: {...settings.apiView(VERSION), identity}};
+  const ctx: ApiContext = {
+    chain,
+    pools: chain.pools,
+    node: {...settings.apiView(VERSION), identity, isSyncing: () => network.isSyncing()},
+    network: network.api,
+  };
   const rest = opts.rest
     ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin ?? undefined}, ctx)
     : null;
@@ -86,6 +110,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
         log.info("stopping");
         await validator?.stop();
         await rest?.close();
+        await network.stop();
         clock!.stop();
         await chain.close();
         await db.close();

@@ -196,15 +196,18 @@ export class BeaconChain implements IBeaconChain {
   }
 
   async getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null> {
+    const root = await this.getCanonicalBlockRootAtSlot(slot);
+    return root ? this.db.blocks.get(root) : null;
+  }
+
+  async getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null> {
     if (slot >= this.anchorSlot) {
       const root = this.forkChoice.getAncestor(this.head.blockRoot, slot);
       if (!root) return null;
       const node = this.forkChoice.getBlock(root);
-      if (!node || node.slot !== slot) return null;
-      return this.db.blocks.get(fromHex(root));
+      return node && node.slot === slot ? fromHex(root) : null;
     }
-    const root = await this.db.canonicalBlocks.get(slot);
-    return root ? this.db.blocks.get(root) : null;
+    return this.db.canonicalBlocks.get(slot);
   }
 
   isCanonical(blockRoot: Root): boolean {

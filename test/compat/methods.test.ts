@@ -1,3 +1,4 @@
+import {TEST_NETWORK_ARGS} from "../e2e/nodeProcess.ts";
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
@@ -93,7 +94,7 @@ async function attempt(method: string, c: Case): Promise<string[]> {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "compat-methods-"));
   const opts = parseNodeOptions([
-    "--rest", "--rest-port", "0", "--data-dir", dataDir, "--seconds-per-slot", "1", "--genesis-fork", "phase0", "--log-level", "WARN",
+    "--rest", "--rest-port", "0", "--data-dir", dataDir, "--seconds-per-slot", "1", "--genesis-fork", "phase0", "--log-level", "WARN", ...TEST_NETWORK_ARGS,
   ]);
   if (opts === "help") throw new Error("unexpected help");
   node = await startNode(opts);

@@ -1,3 +1,4 @@
+import {TEST_NETWORK_ARGS} from "../e2e/nodeProcess.ts";
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
@@ -29,7 +30,7 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "conformance-"));
-  const opts = parseNodeOptions(["--rest", "--rest-port", "0", "--data-dir", dataDir, "--seconds-per-slot", "1", "--log-level", "WARN"]);
+  const opts = parseNodeOptions(["--rest", "--rest-port", "0", "--data-dir", dataDir, "--seconds-per-slot", "1", "--log-level", "WARN", ...TEST_NETWORK_ARGS]);
   if (opts === "help") throw new Error("unexpected help");
   node = await startNode(opts);
   ctx = createSampleContext(`http://127.0.0.1:${node.restPort}`, node.chain);

@@ -1,3 +1,4 @@
+import {TEST_NETWORK_ARGS} from "./nodeProcess.ts";
 import {afterAll, describe, expect, it} from "@jest/globals";
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
@@ -19,7 +20,7 @@ afterAll(async () => {
 });
 
 function options(extra: string[]): NodeOptions {
-  const opts = parseNodeOptions(["--rest", "--rest-port", "0", "--data-dir", dataDir, "--seconds-per-slot", "1", "--log-level", "WARN", ...extra]);
+  const opts = parseNodeOptions(["--rest", "--rest-port", "0", "--data-dir", dataDir, "--seconds-per-slot", "1", "--log-level", "WARN", ...TEST_NETWORK_ARGS, ...extra]);
   if (opts === "help") throw new Error("unexpected help");
   return opts;
 }

@@ -6,6 +6,16 @@ import {fileURLToPath} from "node:url";
 
 const BIN = fileURLToPath(new URL("../../bin/beacon-gateway.js", import.meta.url));
 
+/**
+ * A test node's network stays on loopback, on a port the system picks, without discovery:
+ * test files run in parallel and must never meet on the default port 9000.
+ */
+export const TEST_NETWORK_ARGS = ["--listen-address", "127.0.0.1", "--tcp-port", "0", "--no-discovery"];
+
+function withTestNetwork(args: string[]): string[] {
+  return args[0] === "node" && !args.includes("--tcp-port") ? [...args, ...TEST_NETWORK_ARGS] : args;
+}
+
 export interface LogLine {
   level: number;
   topic?: string;
@@ -25,7 +35,7 @@ export class NodeProcess {
   readonly exited: Promise<{code: number | null; signal: NodeJS.Signals | null}>;
 
   constructor(args: string[], env: Record<string, string> = {}) {
-    this.proc = spawn(process.execPath, [BIN, ...args, "--log-format", "json"], {
+    this.proc = spawn(process.execPath, [BIN, ...withTestNetwork(args), "--log-format", "json"], {
       env: {...process.env, ...env},
       stdio: ["ignore", "pipe", "pipe"],
     });

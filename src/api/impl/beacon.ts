@@ -10,7 +10,7 @@ import type {BlockHeaderResponse, BroadcastValidation, SignedBlindedOrFullBlock,
 import type {Handlers} from "../routes/types.ts";
 import {lazyList} from "../streaming.ts";
 import {blindBlock, unblindBlock} from "./blindedBlocks.ts";
-import type {ApiContext} from "./context.ts";
+import {type ApiContext, broadcast} from "./context.ts";
 import {useNewerRoute} from "./newerRoute.ts";
 import {blockRootOf, isFinalizedSlot, resolveBlock, resolveState, selectedIndices} from "./resolve.ts";
 import {emptySidecars, maxBlobsAt} from "./sidecars.ts";
@@ -77,11 +77,15 @@ async function publishBlock(ctx: ApiContext, signedBlock: SignedBeaconBlock, for
   publishedFork(ctx.chain, signedBlock.message.slot, fork);
   try {
     await ctx.chain.importBlock(signedBlock);
+    broadcast(ctx, {type: "beacon_block", data: signedBlock});
     return 200;
   } catch (err) {
     if (!isBlockError(err)) throw err;
     if (err.code === "ALREADY_KNOWN") return 200;
-    if (validation === "gossip" && CONSENSUS_ONLY.has(err.code)) return 202;
+    if (validation === "gossip" && CONSENSUS_ONLY.has(err.code)) {
+      broadcast(ctx, {type: "beacon_block", data: signedBlock});
+      return 202;
+    }
     throw badRequest(`Invalid block: ${err.message}`);
   }
 }

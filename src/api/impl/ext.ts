@@ -63,17 +63,16 @@ export const extHandlers: Handlers<typeof extRoutes, ApiContext> = {
     return {data: node.version};
   },
 
-  // No networking yet: no peers, no gossip.
-  async getNetworkPeerIds() {
-    return {data: []};
+  async getNetworkPeerIds(_args, {network}) {
+    return {data: (network?.peers() ?? []).filter((p) => p.state === "connected").map((p) => p.peerId)};
   },
 
-  async getNetworkPeers() {
-    return {data: {peers: []}};
+  async getNetworkPeers(_args, {network}) {
+    return {data: {peers: (network?.peers() ?? []).map((p) => ({id: p.peerId, connectionState: p.state, score: p.score}))}};
   },
 
-  async getDebugGossipPeers() {
-    return {data: {gossipsub: {}, mesh: {}, colocationPeers: [], peerStats: [], allPeers: []}};
+  async getDebugGossipPeers(_args, {network}) {
+    return {data: network?.gossipView() ?? {gossipsub: {}, mesh: {}, colocationPeers: [], peerStats: [], allPeers: []}};
   },
 
   async getNetworkEnr(_args, {node}) {

@@ -1,7 +1,11 @@
 import type {nodeRoutes} from "../routes/node.ts";
 import type {Handlers} from "../routes/types.ts";
 import {notFound} from "../errors.ts";
-import {type ApiContext, isNodeSyncing, syncState} from "./context.ts";
+import {type ApiContext, type NetworkPeer, isNodeSyncing, syncState} from "./context.ts";
+
+function toApiPeer(p: NetworkPeer) {
+  return {peerId: p.peerId, enr: p.enr, lastSeenP2pAddress: p.lastSeenP2pAddress, state: p.state, direction: p.direction};
+}
 
 /** Handlers of the Node tag. */
 
@@ -21,22 +25,29 @@ export const nodeHandlers: Handlers<typeof nodeRoutes, ApiContext> = {
         enr: identity.enr(),
         p2pAddresses: identity.p2pAddresses(),
         discoveryAddresses: identity.discoveryAddresses(),
-        metadata: identity.metadata(),
+        metadata: identity.metadataForApi(),
       },
     };
   },
 
-  // No networking yet: the node has no peers, known or connected.
-  async getPeers() {
-    return {data: [], meta: {count: 0}};
+  async getPeers({state, direction}, {network}) {
+    const peers = (network?.peers() ?? [])
+      .filter((p) => !state?.length || state.includes(p.state))
+      .filter((p) => !direction?.length || direction.includes(p.direction))
+      .map(toApiPeer);
+    return {data: peers, meta: {count: peers.length}};
   },
 
-  async getPeer({peerId}) {
-    throw notFound(`Peer not found: ${peerId}`);
+  async getPeer({peerId}, {network}) {
+    const peer = network?.peers().find((p) => p.peerId === peerId);
+    if (!peer) throw notFound(`Peer not found: ${peerId}`);
+    return {data: toApiPeer(peer)};
   },
 
-  async getPeerCount() {
-    return {data: {disconnected: 0, connecting: 0, connected: 0, disconnecting: 0}};
+  async getPeerCount(_args, {network}) {
+    const count = {disconnected: 0, connecting: 0, connected: 0, disconnecting: 0};
+    for (const peer of network?.peers() ?? []) count[peer.state]++;
+    return {data: count};
   },
 
   async getHealth({syncingStatus}, ctx) {

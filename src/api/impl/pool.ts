@@ -7,7 +7,7 @@ import {PoolError} from "../../pools/types.ts";
 import {ApiError, type IndexedFailure, badRequest, renderError} from "../errors.ts";
 import type {AttestationFilter, poolRoutes} from "../routes/pool.ts";
 import type {Handlers} from "../routes/types.ts";
-import type {ApiContext} from "./context.ts";
+import {type ApiContext, broadcast} from "./context.ts";
 import {useNewerRoute} from "./newerRoute.ts";
 
 /** Handlers of the Beacon tag's pool routes, and the batch rule every list submission follows. */
@@ -80,17 +80,19 @@ export const poolHandlers: Handlers<typeof poolRoutes, ApiContext> = {
     return {data: pooledAttestations(chain, pools, filter, false) as phase0.Attestation[]};
   },
 
-  async submitPoolAttestationsV2({attestations, fork}, {chain, pools}) {
+  async submitPoolAttestationsV2({attestations, fork}, ctx) {
     await submitEach(attestations, "attestations", async (attestation) => {
-      assertAttestationFormat(chain.config, attestation.data.slot, isForkPostElectra(fork));
-      await pools.attestations.submitAttestation(attestation);
+      assertAttestationFormat(ctx.chain.config, attestation.data.slot, isForkPostElectra(fork));
+      await ctx.pools.attestations.submitAttestation(attestation);
+      broadcast(ctx, {type: "beacon_attestation", data: attestation});
     });
   },
 
-  async submitPoolAttestations({attestations}, {chain, pools}) {
+  async submitPoolAttestations({attestations}, ctx) {
     await submitEach(attestations, "attestations", async (attestation) => {
-      assertAttestationFormat(chain.config, attestation.data.slot, false);
-      await pools.attestations.submitAttestation(attestation);
+      assertAttestationFormat(ctx.chain.config, attestation.data.slot, false);
+      await ctx.pools.attestations.submitAttestation(attestation);
+      broadcast(ctx, {type: "beacon_attestation", data: attestation});
     });
   },
 
@@ -103,40 +105,50 @@ export const poolHandlers: Handlers<typeof poolRoutes, ApiContext> = {
     return {data: pools.opPool.getAttesterSlashings() as phase0.AttesterSlashing[]};
   },
 
-  async submitPoolAttesterSlashingsV2({slashing}, {pools}) {
-    await submitOne(() => pools.opPool.submitAttesterSlashing(slashing));
+  async submitPoolAttesterSlashingsV2({slashing}, ctx) {
+    await submitOne(() => ctx.pools.opPool.submitAttesterSlashing(slashing));
+    broadcast(ctx, {type: "attester_slashing", data: slashing});
   },
 
-  async submitPoolAttesterSlashings({slashing}, {chain, pools}) {
-    assertPreElectraSlashings(chain, "submitPoolAttesterSlashings", "submitPoolAttesterSlashingsV2");
-    await submitOne(() => pools.opPool.submitAttesterSlashing(slashing));
+  async submitPoolAttesterSlashings({slashing}, ctx) {
+    assertPreElectraSlashings(ctx.chain, "submitPoolAttesterSlashings", "submitPoolAttesterSlashingsV2");
+    await submitOne(() => ctx.pools.opPool.submitAttesterSlashing(slashing));
+    broadcast(ctx, {type: "attester_slashing", data: slashing});
   },
 
   async getPoolProposerSlashings(_args, {pools}) {
     return {data: pools.opPool.getProposerSlashings()};
   },
 
-  async submitPoolProposerSlashings({slashing}, {pools}) {
-    await submitOne(() => pools.opPool.submitProposerSlashing(slashing));
+  async submitPoolProposerSlashings({slashing}, ctx) {
+    await submitOne(() => ctx.pools.opPool.submitProposerSlashing(slashing));
+    broadcast(ctx, {type: "proposer_slashing", data: slashing});
   },
 
   async getPoolVoluntaryExits(_args, {pools}) {
     return {data: pools.opPool.getVoluntaryExits()};
   },
 
-  async submitPoolVoluntaryExit({exit}, {pools}) {
-    await submitOne(() => pools.opPool.submitVoluntaryExit(exit));
+  async submitPoolVoluntaryExit({exit}, ctx) {
+    await submitOne(() => ctx.pools.opPool.submitVoluntaryExit(exit));
+    broadcast(ctx, {type: "voluntary_exit", data: exit});
   },
 
   async getPoolBLSToExecutionChanges(_args, {pools}) {
     return {data: pools.opPool.getBlsToExecutionChanges()};
   },
 
-  async submitPoolBLSToExecutionChange({changes}, {pools}) {
-    await submitEach(changes, "BLS to execution changes", (change) => pools.opPool.submitBlsToExecutionChange(change));
+  async submitPoolBLSToExecutionChange({changes}, ctx) {
+    await submitEach(changes, "BLS to execution changes", async (change) => {
+      await ctx.pools.opPool.submitBlsToExecutionChange(change);
+      broadcast(ctx, {type: "bls_to_execution_change", data: change});
+    });
   },
 
-  async submitPoolSyncCommitteeSignatures({messages}, {pools}) {
-    await submitEach(messages, "sync committee signatures", (message) => pools.syncCommittee.submitSyncCommitteeMessage(message));
+  async submitPoolSyncCommitteeSignatures({messages}, ctx) {
+    await submitEach(messages, "sync committee signatures", async (message) => {
+      await ctx.pools.syncCommittee.submitSyncCommitteeMessage(message);
+      broadcast(ctx, {type: "sync_committee", data: message});
+    });
   },
 };

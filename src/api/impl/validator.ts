@@ -14,7 +14,7 @@ import {isValidRegistrationSignature} from "../../execution/validatorRegistratio
 import {ApiError, badRequest, notFound} from "../errors.ts";
 import type {Handlers} from "../routes/types.ts";
 import type {ProduceBlockArgs, validatorRoutes} from "../routes/validator.ts";
-import {type ApiContext, assertNotSyncing} from "./context.ts";
+import {type ApiContext, assertNotSyncing, broadcast} from "./context.ts";
 import {assertAttestationFormat, submitEach} from "./pool.ts";
 import {indicesOf, stateForEpoch} from "./resolve.ts";
 
@@ -121,27 +121,31 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     return {data: aggregate};
   },
 
-  async publishAggregateAndProofsV2({signedAggregateAndProofs, fork}, {chain, pools}) {
+  async publishAggregateAndProofsV2({signedAggregateAndProofs, fork}, ctx) {
     await submitEach(signedAggregateAndProofs, "aggregate and proofs", async (signed) => {
-      assertAttestationFormat(chain.config, signed.message.aggregate.data.slot, isForkPostElectra(fork));
-      await pools.attestations.submitAggregateAndProof(signed);
+      assertAttestationFormat(ctx.chain.config, signed.message.aggregate.data.slot, isForkPostElectra(fork));
+      await ctx.pools.attestations.submitAggregateAndProof(signed);
+      broadcast(ctx, {type: "beacon_aggregate_and_proof", data: signed});
     });
   },
 
-  async publishAggregateAndProofs({signedAggregateAndProofs}, {chain, pools}) {
+  async publishAggregateAndProofs({signedAggregateAndProofs}, ctx) {
     await submitEach(signedAggregateAndProofs, "aggregate and proofs", async (signed) => {
-      assertAttestationFormat(chain.config, signed.message.aggregate.data.slot, false);
-      await pools.attestations.submitAggregateAndProof(signed);
+      assertAttestationFormat(ctx.chain.config, signed.message.aggregate.data.slot, false);
+      await ctx.pools.attestations.submitAggregateAndProof(signed);
+      broadcast(ctx, {type: "beacon_aggregate_and_proof", data: signed});
     });
   },
 
-  // No network yet: there are no subnets to join, and the pools aggregate every attestation they see.
-  async prepareBeaconCommitteeSubnet({subscriptions}) {
-    log.debug({count: subscriptions.length}, "Beacon committee subnet subscriptions (no network: nothing to join)");
+  // Without a network there are no subnets to join: the pools aggregate every attestation they see.
+  async prepareBeaconCommitteeSubnet({subscriptions}, {network}) {
+    if (!network) log.debug({count: subscriptions.length}, "Beacon committee subnet subscriptions (no network: nothing to join)");
+    else rejectAsBadRequest(() => network.addCommitteeSubscriptions(subscriptions));
   },
 
-  async prepareSyncCommitteeSubnets({subscriptions}) {
-    log.debug({count: subscriptions.length}, "Sync committee subnet subscriptions (no network: nothing to join)");
+  async prepareSyncCommitteeSubnets({subscriptions}, {network}) {
+    if (!network) log.debug({count: subscriptions.length}, "Sync committee subnet subscriptions (no network: nothing to join)");
+    else rejectAsBadRequest(() => network.addSyncCommitteeSubscriptions(subscriptions));
   },
 
   async produceSyncCommitteeContribution({slot, subcommitteeIndex, beaconBlockRoot}, {pools}) {
@@ -153,8 +157,11 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     return {data: contribution};
   },
 
-  async publishContributionAndProofs({contributionAndProofs}, {pools}) {
-    await submitEach(contributionAndProofs, "contribution and proofs", (signed) => pools.syncCommittee.submitContributionAndProof(signed));
+  async publishContributionAndProofs({contributionAndProofs}, ctx) {
+    await submitEach(contributionAndProofs, "contribution and proofs", async (signed) => {
+      await ctx.pools.syncCommittee.submitContributionAndProof(signed);
+      broadcast(ctx, {type: "sync_committee_contribution_and_proof", data: signed});
+    });
   },
 
   async prepareBeaconProposer({preparations}, {node}) {
@@ -195,3 +202,12 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     throw new ApiError(501, SELECTIONS_NOT_IMPLEMENTED);
   },
 };
+
+/** Runs a batch the network validates as a whole (nothing applied when it throws): its reason becomes a 400. */
+function rejectAsBadRequest(apply: () => void): void {
+  try {
+    apply();
+  } catch (e) {
+    throw badRequest((e as Error).message);
+  }
+}

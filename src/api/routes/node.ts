@@ -2,7 +2,8 @@ import {BooleanType, ContainerType, type ValueOf} from "@chainsafe/ssz";
 import {peerIdFromString} from "@libp2p/peer-id";
 import {ArrayOf, ssz, stringType} from "@lodestar/types";
 import {list, oneOf, optional, parseUint, scalar, sszData} from "../codecs.ts";
-import {route, type MetaField, type NoArgs} from "./types.ts";
+import type {ApiMetadata} from "../../network/identity.ts";
+import {route, type DataCodec, type MetaField, type NoArgs} from "./types.ts";
 
 /** Routes of the Node tag. */
 
@@ -15,17 +16,23 @@ export const SyncingStatusType = new ContainerType(
 );
 export type SyncingStatus = ValueOf<typeof SyncingStatusType>;
 
-export const NetworkIdentityType = new ContainerType(
-  {
-    peerId: stringType,
-    enr: stringType,
-    p2pAddresses: ArrayOf(stringType),
-    discoveryAddresses: ArrayOf(stringType),
-    metadata: ssz.fulu.Metadata,
-  },
+const NetworkIdentityBaseType = new ContainerType(
+  {peerId: stringType, enr: stringType, p2pAddresses: ArrayOf(stringType), discoveryAddresses: ArrayOf(stringType)},
   {jsonCase: "eth2"}
 );
-export type NetworkIdentity = ValueOf<typeof NetworkIdentityType>;
+export type NetworkIdentity = ValueOf<typeof NetworkIdentityBaseType> & {metadata: ApiMetadata};
+
+/** MetaData v1, v2 or v3 by the fields present: syncnets from altair, custody_group_count from fulu (as the spec's MetaData). */
+const metadataType = (has: (key: string) => boolean) =>
+  has("custodyGroupCount") || has("custody_group_count") ? ssz.fulu.Metadata : has("syncnets") ? ssz.altair.Metadata : ssz.phase0.Metadata;
+
+const networkIdentityData: DataCodec<NetworkIdentity, unknown> = {
+  toJson: ({metadata, ...rest}) => ({...(NetworkIdentityBaseType.toJson(rest) as object), metadata: metadataType((k) => k in metadata).toJson(metadata as never)}),
+  fromJson: (json) => {
+    const {metadata, ...rest} = json as {metadata: Record<string, unknown>};
+    return {...NetworkIdentityBaseType.fromJson(rest), metadata: metadataType((k) => k in metadata).fromJson(metadata)};
+  },
+};
 
 export const PEER_STATES = ["disconnected", "connecting", "connected", "disconnecting"] as const;
 export const PEER_DIRECTIONS = ["inbound", "outbound"] as const;
@@ -90,7 +97,7 @@ export const nodeRoutes = {
     version: 1,
     tag: "Node",
     args: {},
-    response: {kind: "data", data: sszData(() => NetworkIdentityType, {ssz: false}), meta: {}},
+    response: {kind: "data", data: networkIdentityData, meta: {}},
     legacy: {method: "get_v1_node_identity", params: []},
   }),
   getPeers: route<{state: PeerState[]; direction: PeerDirection[]}, Peer[], {count: number}>({

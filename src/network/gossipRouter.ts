@@ -1,0 +1,168 @@
+import type {BeaconConfig} from "@lodestar/config";
+import {SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
+import {computeEpochAtSlot, type CachedBeaconStateAllForks} from "@lodestar/state-transition";
+import type {SignedBeaconBlock} from "@lodestar/types";
+import {TopicValidatorResult, type GossipsubMessage} from "@libp2p/gossipsub";
+import type {OutgoingGossip} from "../api/impl/context.ts";
+import {getLogger} from "../log.ts";
+import {activeBoundariesAt, gossipSszType, parseTopic, stringifyTopic, topicsForBoundary, type GossipType, type ParsedTopic} from "./gossip/topics.ts";
+import type {GossipSub} from "./libp2p.ts";
+import {computeSubnetForAttestation} from "./subnets.ts";
+
+const log = getLogger("network");
+
+/** Messages validated at once; past this, new ones are ignored rather than queued without bound. */
+const MAX_VALIDATIONS_IN_FLIGHT = 1024;
+
+export interface GossipValidationResult {
+  result: "ACCEPT" | "IGNORE" | "REJECT";
+  reason: string;
+  /** a block whose parent is unknown: worth fetching its ancestors */
+  parentUnknown?: boolean;
+}
+
+export type GossipValidator = (topic: ParsedTopic, message: unknown, from: string) => Promise<GossipValidationResult>;
+
+export interface GossipRouterDeps {
+  gossipsub: GossipSub;
+  config: BeaconConfig;
+  currentEpoch(): number;
+  validators: Partial<Record<GossipType, GossipValidator>>;
+  /** the head state advanced to `epoch` (committee counts and sync committee positions for publishing) */
+  stateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
+  onParentUnknown(block: SignedBeaconBlock, from: string): void;
+}
+
+/**
+ * The node's gossip: which topics it joins (each active fork boundary's global topics and the
+ * chosen subnets), each incoming message decoded, validated and reported to gossipsub
+ * (ACCEPT forwards it, IGNORE drops it, REJECT also scores its sender down), and what the
+ * node publishes, on the topic and subnet the spec gives it.
+ */
+export class GossipRouter {
+  private readonly deps: GossipRouterDeps;
+  private attestationSubnets: number[] = [];
+  private syncCommitteeSubnets: number[] = [];
+  private subscribed = new Set<string>();
+  private inFlight = 0;
+  private readonly onMessage = (e: CustomEvent<GossipsubMessage>) => void this.validate(e.detail);
+
+  constructor(deps: GossipRouterDeps) {
+    this.deps = deps;
+  }
+
+  start(): void {
+    this.deps.gossipsub.addEventListener("gossipsub:message", this.onMessage);
+    this.updateSubscriptions();
+  }
+
+  stop(): void {
+    this.deps.gossipsub.removeEventListener("gossipsub:message", this.onMessage);
+    for (const topic of this.subscribed) this.deps.gossipsub.unsubscribe(topic);
+    this.subscribed.clear();
+  }
+
+  /** The subnets to join (long-lived, validators' subscriptions, or all of them). */
+  setSubnets(attestation: number[], syncCommittee: number[]): void {
+    this.attestationSubnets = attestation;
+    this.syncCommitteeSubnets = syncCommittee;
+    this.updateSubscriptions();
+  }
+
+  /** Joins and leaves topics as fork boundaries come and go (call at each epoch). */
+  updateSubscriptions(): void {
+    const {config, gossipsub} = this.deps;
+    const wanted = new Set<string>();
+    for (const boundary of activeBoundariesAt(config, this.deps.currentEpoch())) {
+      const topics = topicsForBoundary(config, boundary, {attestationSubnets: this.attestationSubnets, syncCommitteeSubnets: this.syncCommitteeSubnets});
+      for (const topic of topics) wanted.add(stringifyTopic(config, topic));
+    }
+    for (const topic of wanted) if (!this.subscribed.has(topic)) gossipsub.subscribe(topic);
+    for (const topic of this.subscribed) if (!wanted.has(topic)) gossipsub.unsubscribe(topic);
+    this.subscribed = wanted;
+  }
+
+  subscriptions(): string[] {
+    return [...this.subscribed];
+  }
+
+  /** Publishes an object the node accepted, on its topic (and subnets) for the object's slot. */
+  async publish(message: OutgoingGossip): Promise<void> {
+    const {config} = this.deps;
+    const slot = slotOf(message);
+    const boundary = config.getForkBoundaryAtEpoch(slot === null ? this.deps.currentEpoch() : computeEpochAtSlot(slot));
+    const bytes = gossipSszType(message.type, boundary.fork).serialize(message.data as never);
+    for (const subnet of await this.subnetsOf(message)) {
+      const topic = stringifyTopic(config, {type: message.type, subnet, boundary});
+      try {
+        await this.deps.gossipsub.publish(topic, bytes);
+      } catch (e) {
+        // no peer on the topic yet is normal on a small network
+        log.debug({topic, err: (e as Error).message}, "gossip publish failed");
+      }
+    }
+  }
+
+  private async subnetsOf(message: OutgoingGossip): Promise<Array<number | undefined>> {
+    if (message.type === "beacon_attestation") {
+      const att = message.data;
+      const slot = att.data.slot;
+      const committeeIndex = "committeeIndex" in att ? att.committeeIndex : att.data.index;
+      const state = await this.deps.stateAtEpoch(computeEpochAtSlot(slot));
+      const committeesPerSlot = state.epochCtx.getCommitteeCountPerSlot(computeEpochAtSlot(slot));
+      return [computeSubnetForAttestation(committeesPerSlot, slot, committeeIndex)];
+    }
+    if (message.type === "sync_committee") {
+      const state = await this.deps.stateAtEpoch(computeEpochAtSlot(message.data.slot));
+      const positions = state.epochCtx.getIndexedSyncCommittee(message.data.slot).validatorIndexMap.get(message.data.validatorIndex) ?? [];
+      return [...new Set(positions.map((p) => Math.floor(p / (SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT))))];
+    }
+    return [undefined];
+  }
+
+  private async validate({msgId, msg, propagationSource}: GossipsubMessage): Promise<void> {
+    const from = propagationSource.toString();
+    const report = (result: TopicValidatorResult) => this.deps.gossipsub.reportMessageValidationResult(msgId, from, result);
+    const topic = parseTopic(this.deps.config, msg.topic);
+    const validator = topic && this.deps.validators[topic.type];
+    if (!topic || !validator) return report(TopicValidatorResult.Reject);
+    if (this.inFlight >= MAX_VALIDATIONS_IN_FLIGHT) return report(TopicValidatorResult.Ignore);
+    this.inFlight++;
+    try {
+      let object: unknown;
+      try {
+        object = gossipSszType(topic.type, topic.boundary.fork).deserialize(msg.data);
+      } catch (e) {
+        log.debug({topic: msg.topic, from, err: (e as Error).message}, "gossip message does not decode");
+        return report(TopicValidatorResult.Reject);
+      }
+      const outcome = await validator(topic, object, from);
+      if (outcome.parentUnknown && topic.type === "beacon_block") this.deps.onParentUnknown(object as SignedBeaconBlock, from);
+      if (outcome.result !== "ACCEPT") log.debug({topic: topic.type, from, result: outcome.result, reason: outcome.reason}, "gossip message not accepted");
+      report(outcome.result === "ACCEPT" ? TopicValidatorResult.Accept : outcome.result === "IGNORE" ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject);
+    } catch (e) {
+      log.warn({topic: msg.topic, from, err: (e as Error).message}, "gossip validation failed");
+      report(TopicValidatorResult.Ignore);
+    } finally {
+      this.inFlight--;
+    }
+  }
+}
+
+function slotOf(message: OutgoingGossip): number | null {
+  switch (message.type) {
+    case "beacon_block":
+      return message.data.message.slot;
+    case "beacon_attestation":
+      return message.data.data.slot;
+    case "beacon_aggregate_and_proof":
+      return message.data.message.aggregate.data.slot;
+    case "sync_committee":
+      return message.data.slot;
+    case "sync_committee_contribution_and_proof":
+      return message.data.message.contribution.slot;
+    default:
+      return null;
+  }
+}
+

@@ -1,0 +1,236 @@
+import type {BeaconConfig} from "@lodestar/config";
+import {computeEpochAtSlot, computeStartSlotAtEpoch} from "@lodestar/state-transition";
+import {multiaddr} from "@multiformats/multiaddr";
+import {SLOTS_PER_EPOCH} from "@lodestar/params";
+import type {BeaconChain} from "../chain/beaconChain.ts";
+import type {NetworkContext, NetworkPeer} from "../api/impl/context.ts";
+import {getLogger} from "../log.ts";
+import type {OperationPools} from "../pools/index.ts";
+import {RangeSync} from "../sync/rangeSync.ts";
+import {UnknownBlockSync} from "../sync/unknownBlockSync.ts";
+import {blocksByRange, blocksByRoot} from "./blockProvider.ts";
+import {createGossipValidators} from "./gossip/validation/index.ts";
+import {createGossipDataTransform, createMsgIdFn, fastMsgIdFn} from "./gossip/encoding.ts";
+import {gossipsubOptions} from "./gossip/scoringParams.ts";
+import {GossipRouter} from "./gossipRouter.ts";
+import type {NodeIdentity} from "./identity.ts";
+import {createBeaconLibp2p} from "./libp2p.ts";
+import {PeerManager} from "./peers/peerManager.ts";
+import {PeerScores} from "./peers/peerScore.ts";
+import {ReqResp} from "./reqresp/reqResp.ts";
+import {ourStatus} from "./status.ts";
+import {SubnetService} from "./subnets.ts";
+import {Discovery} from "./discovery.ts";
+
+const log = getLogger("network");
+
+export interface NetworkOptions {
+  listenAddress: string;
+  tcpPort: number;
+  udpPort: number;
+  enrAddress: string | undefined;
+  bootnodes: string[];
+  directPeers: string[];
+  targetPeers: number;
+  maxPeers: number;
+  discovery: boolean;
+  subscribeAllSubnets: boolean;
+}
+
+export interface NetworkDeps {
+  chain: BeaconChain;
+  pools: OperationPools;
+  identity: NodeIdentity;
+  /** the node's secp256k1 key, 32 raw bytes */
+  privateKey: Uint8Array;
+}
+
+export interface RunningNetwork {
+  /** what the REST API sees of the network */
+  api: NetworkContext;
+  /** whether the node is catching up with its peers (validator duties wait meanwhile) */
+  isSyncing(): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * The network's composition root: the libp2p host, req/resp, the peer manager, gossip and
+ * subnets, discovery and sync, wired to the chain and the pools.
+ */
+export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Promise<RunningNetwork> {
+  const {chain, identity} = deps;
+  const config: BeaconConfig = chain.config;
+  const currentEpoch = () => computeEpochAtSlot(chain.currentSlot());
+  const scores = new PeerScores();
+  const libp2p = await createBeaconLibp2p({
+    privateKey: deps.privateKey,
+    listenAddress: opts.listenAddress,
+    tcpPort: opts.tcpPort,
+    maxConnections: opts.maxPeers + 5,
+    gossip: {
+      ...gossipsubOptions(config),
+      msgIdFn: createMsgIdFn(config),
+      fastMsgIdFn,
+      dataTransform: createGossipDataTransform(config),
+      asyncValidation: true,
+      directPeers: [],
+    },
+    isBanned: (peerId) => scores.isBanned(peerId.toString()),
+  });
+
+  // blocks before the anchor (a checkpoint-synced node's start) are not there to serve
+  const earliestAvailableSlot = computeStartSlotAtEpoch((await chain.db.chainMeta.anchorCheckpoint.get())?.epoch ?? 0);
+  let peers: PeerManager | null = null;
+  const reqResp = new ReqResp({
+    libp2p,
+    config,
+    currentEpoch,
+    handlers: {
+      onStatus: (peer, status) => peers!.onStatusRequest(peer, status),
+      onGoodbye: (peer, reason) => peers!.onGoodbye(peer, reason),
+      onPing: () => identity.metadata().seqNumber,
+      onMetadata: () => identity.metadata(),
+      onBeaconBlocksByRange: (_peer, req) => blocksByRange(chain, req.startSlot, req.count, req.step),
+      onBeaconBlocksByRoot: (_peer, roots) => blocksByRoot(chain, roots),
+    },
+    onPeerMisbehaved: (peer, reason, severity) => peers!.report(peer, severity === "fatal" ? "fatal" : severity, reason),
+  });
+
+  peers = new PeerManager(
+    {
+      libp2p,
+      requests: reqResp,
+      scores,
+      ourStatus: () => ourStatus(chain, earliestAvailableSlot),
+      currentSlot: () => chain.currentSlot(),
+      metadataSeq: () => identity.metadata().seqNumber,
+      checkpointRootAt: (epoch) => checkpointRootAt(chain, epoch),
+      discoverPeers: (count) => void discovery?.findPeers(count, {attnets: subnets.state().dutyAttnets}),
+    },
+    {targetPeers: opts.targetPeers, maxPeers: opts.maxPeers, directPeers: opts.directPeers}
+  );
+  const peerManager = peers;
+
+  const rangeSync = new RangeSync({
+    chain,
+    syncPeers: () => peerManager.syncPeers(),
+    report: (peer, action, reason) => peerManager.report(peer, action, reason),
+    fetchBlocksByRange: (peer, startSlot, count) => reqResp.beaconBlocksByRange(peer, {startSlot, count, step: 1}),
+  });
+  peerManager.on("status", (_peer, status) => rangeSync.onPeerStatus(status));
+  rangeSync.on("done", () => {
+    // peers may have moved on while we imported: go again if one is still ahead
+    for (const p of peerManager.syncPeers()) rangeSync.onPeerStatus(p.status);
+  });
+
+  const unknownBlockSync = new UnknownBlockSync({
+    chain,
+    hasBlock: (root) => chain.forkChoice.hasBlock(root),
+    fetchBlocksByRoot: (peer, roots) => reqResp.beaconBlocksByRoot(peer, roots),
+    report: (peer, action, reason) => peerManager.report(peer, action, reason),
+  });
+
+  const gossip = new GossipRouter({
+    gossipsub: libp2p.services.gossipsub,
+    config,
+    currentEpoch,
+    validators: createGossipValidators({config, chain, pools: deps.pools, clock: chain.clock}),
+    stateAtEpoch: (epoch) => chain.getHeadStateAtEpoch(epoch),
+    onParentUnknown: (block, from) => unknownBlockSync.onUnknownParent(block, from),
+  });
+
+  const subnets = new SubnetService({config, nodeId: identity.nodeId, currentSlot: () => chain.currentSlot(), subscribeAll: opts.subscribeAllSubnets});
+  subnets.onChange(({attnets, syncnets, enrAttnets, enrSyncnets}) => {
+    gossip.setSubnets(attnets, syncnets);
+    identity.setSubnets({attnets: enrAttnets, syncnets: enrSyncnets});
+  });
+
+  await libp2p.start();
+  await reqResp.start();
+  gossip.start();
+  peerManager.start();
+
+  const tcpPort = Number(libp2p.getMultiaddrs()[0]?.getComponents().find((c) => c.name === "tcp")?.value ?? opts.tcpPort);
+  // the ENR advertises where others reach us: --enr-address, else a specific listen address
+  const enrIp = opts.enrAddress ?? (opts.listenAddress !== "0.0.0.0" && opts.listenAddress !== "::" ? opts.listenAddress : undefined);
+  identity.setAddresses(enrIp ? {ip: enrIp, tcp: tcpPort, udp: opts.discovery ? opts.udpPort : undefined} : {});
+  const discovery = opts.discovery
+    ? new Discovery({
+        identity,
+        privateKey: deps.privateKey,
+        bindAddress: opts.listenAddress,
+        udpPort: opts.udpPort,
+        bootEnrs: opts.bootnodes,
+        forkDigest: () => config.forkBoundary2ForkDigest(config.getForkBoundaryAtEpoch(currentEpoch())),
+        onPeer: ({multiaddrTCP}) => {
+          if (peerManager.connected().length < opts.maxPeers) void libp2p.dial(multiaddr(multiaddrTCP)).catch(() => undefined);
+        },
+      })
+    : null;
+  await discovery?.start();
+  identity.setListenAddresses(
+    libp2p.getMultiaddrs().map((a) => a.toString()),
+    discovery?.discoveryAddresses() ?? []
+  );
+  log.info({peerId: identity.peerId, addresses: identity.p2pAddresses(), enr: identity.enr()}, "network started");
+
+  const onSlot = (slot: number) => {
+    subnets.onSlot(slot);
+    if (slot % SLOTS_PER_EPOCH === 0) {
+      gossip.updateSubscriptions();
+      identity.refresh(); // the ENR's fork entries at fork boundaries
+    }
+  };
+  chain.clock.on("slot", onSlot);
+
+  const api: NetworkContext = {
+    publish: (message) => void gossip.publish(message).catch((e: Error) => log.debug({type: message.type, err: e.message}, "publish failed")),
+    peers: () => peerManager.all().map((p): NetworkPeer => ({
+      peerId: p.peerId,
+      enr: null,
+      lastSeenP2pAddress: p.address,
+      state: p.state,
+      direction: p.direction,
+      score: scores.score(p.peerId),
+      agentVersion: p.agentVersion,
+    })),
+    gossipView: () => {
+      const gs = libp2p.services.gossipsub;
+      const gossipsub: Record<string, string[]> = {};
+      const mesh: Record<string, string[]> = {};
+      for (const topic of gs.getTopics()) {
+        gossipsub[topic] = gs.getSubscribers(topic).map(String);
+        mesh[topic] = gs.getMeshPeers(topic);
+      }
+      const allPeers = gs.getPeers().map(String);
+      return {gossipsub, mesh, colocationPeers: [], peerStats: allPeers.map((peerId) => ({peerId, score: gs.getScore(peerId)})), allPeers};
+    },
+    addCommitteeSubscriptions: (subs) => subnets.addCommitteeSubscriptions(subs),
+    addSyncCommitteeSubscriptions: (subs) => subnets.addSyncCommitteeSubscriptions(subs),
+  };
+
+  return {
+    api,
+    isSyncing: () => rangeSync.isSyncing(),
+    async stop() {
+      chain.clock.off("slot", onSlot);
+      await rangeSync.stop();
+      await discovery?.stop();
+      await peerManager.stop();
+      gossip.stop();
+      await reqResp.stop();
+      await libp2p.stop();
+      log.info("network stopped");
+    },
+  };
+}
+
+/** The root of our canonical checkpoint at `epoch`: the last block at or before its first slot (null when not found nearby). */
+async function checkpointRootAt(chain: BeaconChain, epoch: number): Promise<Uint8Array | null> {
+  const start = computeStartSlotAtEpoch(epoch);
+  for (let slot = start; slot >= Math.max(0, start - 2 * SLOTS_PER_EPOCH); slot--) {
+    const root = await chain.getCanonicalBlockRootAtSlot(slot);
+    if (root) return root;
+  }
+  return null;
+}

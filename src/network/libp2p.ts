@@ -1,0 +1,67 @@
+import {noise} from "@chainsafe/libp2p-noise";
+import {gossipsub, type GossipSub as GossipSubPublic, type GossipsubOpts, type TopicValidatorResult} from "@libp2p/gossipsub";
+import {identify} from "@libp2p/identify";
+import type {ConnectionGater, Libp2p, PeerId} from "@libp2p/interface";
+import {mplex} from "@libp2p/mplex";
+import {ping} from "@libp2p/ping";
+import {tcp} from "@libp2p/tcp";
+import {yamux} from "@libp2p/yamux";
+import {privateKeyFromRaw} from "@libp2p/crypto/keys";
+import {multiaddr} from "@multiformats/multiaddr";
+import {createLibp2p} from "libp2p";
+import {VERSION} from "../version.ts";
+
+/**
+ * The libp2p host of the consensus p2p spec: TCP, noise, yamux (current peers) and mplex
+ * (older peers such as Lodestar 1.x speak only mplex), identify, ping and gossipsub 1.1 with
+ * the spec's StrictNoSign policy. The peer id comes from the node's secp256k1 key.
+ */
+
+/** The parts of gossipsub's class the node uses beyond its public interface (asynchronous validation, the mesh, scores). */
+export interface GossipSub extends GossipSubPublic {
+  reportMessageValidationResult(msgId: string, propagationSource: string, acceptance: TopicValidatorResult): void;
+  getMeshPeers(topic: string): string[];
+  getScore(peerId: string): number;
+}
+
+export type BeaconLibp2p = Libp2p<{identify: ReturnType<ReturnType<typeof identify>>; ping: ReturnType<ReturnType<typeof ping>>; gossipsub: GossipSub}>;
+
+export interface Libp2pOptions {
+  /** the node's secp256k1 key, 32 raw bytes */
+  privateKey: Uint8Array;
+  listenAddress: string;
+  /** 0: any free port */
+  tcpPort: number;
+  maxConnections: number;
+  /** gossipsub options (message id, scoring, parameters), from the gossip module */
+  gossip: Partial<GossipsubOpts>;
+  /** refuses connections from and to banned peers */
+  isBanned(peerId: PeerId): boolean;
+}
+
+export async function createBeaconLibp2p(opts: Libp2pOptions): Promise<BeaconLibp2p> {
+  const gater: ConnectionGater = {
+    denyDialPeer: (peerId) => opts.isBanned(peerId),
+    denyInboundEncryptedConnection: (peerId) => opts.isBanned(peerId),
+    denyOutboundEncryptedConnection: (peerId) => opts.isBanned(peerId),
+    // loopback and private addresses are where devnets live
+    denyDialMultiaddr: () => false,
+  };
+  const node = await createLibp2p({
+    privateKey: privateKeyFromRaw(opts.privateKey),
+    addresses: {listen: [multiaddr(`/ip4/${opts.listenAddress}/tcp/${opts.tcpPort}`).toString()]},
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux(), mplex()],
+    connectionGater: gater,
+    connectionManager: {maxConnections: opts.maxConnections},
+    nodeInfo: {userAgent: `beacon-gateway/${VERSION}`},
+    services: {
+      identify: identify(),
+      ping: ping(),
+      gossipsub: gossipsub({globalSignaturePolicy: "StrictNoSign", ...opts.gossip}) as unknown as (components: unknown) => GossipSub,
+    },
+    start: false,
+  });
+  return node as unknown as BeaconLibp2p;
+}

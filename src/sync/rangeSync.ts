@@ -1,0 +1,176 @@
+import {SLOTS_PER_EPOCH} from "@lodestar/params";
+import {computeStartSlotAtEpoch} from "@lodestar/state-transition";
+import type {SignedBeaconBlock} from "@lodestar/types";
+import {EventEmitter} from "node:events";
+import {BlockError, type IBeaconChain} from "../chain/interface.ts";
+import {getLogger} from "../log.ts";
+import type {PeerAction} from "../network/peers/peerScore.ts";
+import type {Status} from "../network/status.ts";
+
+const log = getLogger("sync");
+
+/** Slots asked of one peer at a time: two epochs, as Lodestar's batches. */
+export const BATCH_SLOTS = 2 * SLOTS_PER_EPOCH;
+/** how many batches are downloaded ahead of the one being imported */
+const BATCHES_AHEAD = 2;
+/** attempts of one batch, each from another peer when there is one, before the round gives up */
+const MAX_BATCH_ATTEMPTS = 5;
+/** a peer this many slots ahead of our head makes us sync */
+export const SYNC_DISTANCE_SLOTS = 2;
+
+export interface SyncPeer {
+  peerId: string;
+  status: Status;
+}
+
+export interface RangeSyncDeps {
+  chain: Pick<IBeaconChain, "getHead" | "getFinalizedCheckpoint" | "importBlock">;
+  /** connected peers of our chain, with their latest status */
+  syncPeers(): SyncPeer[];
+  report(peer: string, action: PeerAction, reason: string): void;
+  fetchBlocksByRange(peer: string, startSlot: number, count: number): Promise<SignedBeaconBlock[]>;
+}
+
+export interface RangeSyncEvents {
+  /** a round finished: the head reached every peer's (or no peer could help further) */
+  done: [headSlot: number];
+}
+
+interface Batch {
+  startSlot: number;
+  attempts: number;
+  peer: string;
+  blocks: Promise<SignedBeaconBlock[]>;
+}
+
+/**
+ * Range sync: when peers report a head ahead of ours, blocks are fetched with
+ * beacon_blocks_by_range in batches spread over those peers (a few batches ahead) and
+ * imported in order. A batch that fails or holds bad blocks is retried from another peer and
+ * the peer scored down; when our head is on a branch the peers do not have, the round starts
+ * again from our finalized checkpoint.
+ */
+export class RangeSync extends EventEmitter<RangeSyncEvents> {
+  private readonly deps: RangeSyncDeps;
+  private running: Promise<void> | null = null;
+  private targetSlot = 0;
+  private nextPeer = 0;
+  private stopped = false;
+
+  constructor(deps: RangeSyncDeps) {
+    super();
+    this.deps = deps;
+  }
+
+  /** Whether a round is under way. */
+  isSyncing(): boolean {
+    return this.running !== null;
+  }
+
+  /** The head slot being synced to (0 when idle). */
+  target(): number {
+    return this.running ? this.targetSlot : 0;
+  }
+
+  /** A peer told us its status: start a round when it is ahead. */
+  onPeerStatus(status: Status): void {
+    if (this.stopped || this.running) return;
+    if (status.headSlot < this.deps.chain.getHead().slot + SYNC_DISTANCE_SLOTS) return;
+    this.running = this.syncRound()
+      .catch((e: Error) => log.warn({err: e.message}, "range sync round failed"))
+      .finally(() => {
+        this.running = null;
+        this.emit("done", this.deps.chain.getHead().slot);
+      });
+  }
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    return this.running ?? Promise.resolve();
+  }
+
+  private aheadPeers(slot: number): SyncPeer[] {
+    return this.deps.syncPeers().filter((p) => p.status.headSlot >= slot);
+  }
+
+  private async syncRound(): Promise<void> {
+    let start = this.deps.chain.getHead().slot + 1;
+    let restartedFromFinalized = false;
+    const queue: Batch[] = [];
+    log.info({from: start, target: this.bestHead()}, "range sync started");
+    for (;;) {
+      if (this.stopped) return;
+      this.targetSlot = this.bestHead();
+      // keep a few batches in flight
+      let nextStart = queue.length > 0 ? queue[queue.length - 1].startSlot + BATCH_SLOTS : start;
+      while (queue.length < BATCHES_AHEAD && nextStart <= this.targetSlot) {
+        const batch = this.download(nextStart, 0, null);
+        if (!batch) break;
+        queue.push(batch);
+        nextStart += BATCH_SLOTS;
+      }
+      const batch = queue.shift();
+      if (!batch) break;
+      const outcome = await this.importBatch(batch);
+      if (outcome === "ok") {
+        start = batch.startSlot + BATCH_SLOTS;
+        continue;
+      }
+      queue.length = 0;
+      if (outcome === "parent-unknown" && !restartedFromFinalized) {
+        // our head is on a branch the peers do not have: go back to the finalized checkpoint
+        restartedFromFinalized = true;
+        start = computeStartSlotAtEpoch(this.deps.chain.getFinalizedCheckpoint().epoch) + 1;
+        log.info({from: start}, "range sync restarts from the finalized checkpoint");
+        continue;
+      }
+      if (batch.attempts + 1 >= MAX_BATCH_ATTEMPTS) {
+        log.warn({startSlot: batch.startSlot}, "range sync gives up on a batch after repeated failures");
+        return;
+      }
+      const retry = this.download(batch.startSlot, batch.attempts + 1, batch.peer);
+      if (!retry) return;
+      queue.push(retry);
+    }
+    log.info({headSlot: this.deps.chain.getHead().slot}, "range sync done");
+  }
+
+  private bestHead(): number {
+    return Math.max(0, ...this.deps.syncPeers().map((p) => p.status.headSlot));
+  }
+
+  /** Starts downloading a batch from the next peer whose head reaches it (another than `avoid` when possible). */
+  private download(startSlot: number, attempts: number, avoid: string | null): Batch | null {
+    const candidates = this.aheadPeers(startSlot);
+    const usable = candidates.filter((p) => p.peerId !== avoid);
+    const pool = usable.length > 0 ? usable : candidates;
+    if (pool.length === 0) return null;
+    const peer = pool[this.nextPeer++ % pool.length].peerId;
+    const blocks = this.deps.fetchBlocksByRange(peer, startSlot, BATCH_SLOTS);
+    blocks.catch(() => undefined); // handled when the batch is imported
+    return {startSlot, attempts, peer, blocks};
+  }
+
+  private async importBatch(batch: Batch): Promise<"ok" | "failed" | "parent-unknown"> {
+    let blocks: SignedBeaconBlock[];
+    try {
+      blocks = await batch.blocks;
+    } catch (e) {
+      this.deps.report(batch.peer, "low", `blocks by range failed: ${(e as Error).message}`);
+      return "failed";
+    }
+    for (const [i, block] of blocks.entries()) {
+      try {
+        await this.deps.chain.importBlock(block);
+      } catch (e) {
+        if (!(e instanceof BlockError)) throw e;
+        if (e.code === "ALREADY_KNOWN" || e.code === "WOULD_REVERT_FINALIZED") continue;
+        if (e.code === "PARENT_UNKNOWN" && i === 0) return "parent-unknown";
+        const action: PeerAction = e.code === "PARENT_UNKNOWN" || e.code === "FUTURE_SLOT" ? "mid" : "high";
+        this.deps.report(batch.peer, action, `range sync block at slot ${block.message.slot}: ${e.message}`);
+        return "failed";
+      }
+    }
+    return "ok";
+  }
+}

@@ -1,0 +1,153 @@
+import {afterAll, describe, expect, it} from "@jest/globals";
+import {writeFileSync} from "node:fs";
+import {join} from "node:path";
+import {NodeProcess, getJson, tempDataDir} from "./nodeProcess.ts";
+
+/**
+ * A devnet of separate node processes that share only a genesis state and the network: three
+ * validating nodes finalize together, a late node range-syncs and follows gossip, and a
+ * validating node killed with SIGKILL comes back and validates again.
+ */
+
+const SECONDS_PER_SLOT = 2;
+
+function nodeArgs(dir: string, extra: string[]): string[] {
+  return [
+    "node",
+    "--rest",
+    "--rest-port", "0",
+    "--data-dir", dir,
+    "--seconds-per-slot", String(SECONDS_PER_SLOT),
+    "--listen-address", "127.0.0.1",
+    "--tcp-port", "0",
+    "--no-discovery",
+    ...extra,
+  ];
+}
+
+async function view(url: string) {
+  const head = await getJson(url, "/eth/v1/beacon/headers/head");
+  const fc = await getJson(url, "/eth/v1/beacon/states/head/finality_checkpoints");
+  return {
+    headSlot: Number(head.body.data.header.message.slot),
+    headRoot: head.body.data.root as string,
+    finalized: fc.body.data.finalized as {epoch: string; root: string},
+  };
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | null>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => null);
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The node's own p2p address, as it lists it in its identity. */
+async function p2pAddress(url: string): Promise<string> {
+  const {body} = await getJson(url, "/eth/v1/node/identity");
+  const address = (body.data.p2p_addresses as string[]).find((a) => a.startsWith("/ip4/127.0.0.1/tcp/"));
+  if (!address) throw new Error(`no loopback p2p address in ${JSON.stringify(body.data.p2p_addresses)}`);
+  return address;
+}
+
+async function connectedPeers(url: string): Promise<number> {
+  return Number((await getJson(url, "/eth/v1/node/peer_count")).body.data.connected);
+}
+
+describe("devnet: nodes that share only a genesis state and the network", () => {
+  const dirs = ["a", "b", "c", "late", "checkpoint"].map((name) => tempDataDir(`devnet-${name}`));
+  const nodes: NodeProcess[] = [];
+  const start = (args: string[]) => {
+    const node = new NodeProcess(args);
+    nodes.push(node);
+    return node;
+  };
+  afterAll(async () => {
+    for (const node of nodes) await node.stop("SIGKILL");
+    for (const dir of dirs) dir.remove();
+  });
+
+  it(
+    "three validating nodes finalize together; a late node syncs and follows; a killed node comes back",
+    async () => {
+      const genesisTime = Math.floor(Date.now() / 1000) + 20;
+      const a = start(nodeArgs(dirs[0].dir, ["--genesis-time", String(genesisTime), "--validators", "64", "--dev-validators", "0..21"]));
+      const urlA = await a.restUrl();
+      const addressA = await p2pAddress(urlA);
+
+      // the genesis state, as any node exports it, starts the others on the same chain
+      const res = await fetch(`${urlA}/eth/v2/debug/beacon/states/genesis`, {headers: {accept: "application/octet-stream"}});
+      expect(res.status).toBe(200);
+      const genesisFile = join(dirs[0].dir, "genesis.ssz");
+      writeFileSync(genesisFile, Buffer.from(await res.arrayBuffer()));
+
+      const withGenesis = (i: number, extra: string[]) => nodeArgs(dirs[i].dir, ["--genesis-state", genesisFile, "--direct-peer", addressA, ...extra]);
+      const bArgs = withGenesis(1, ["--dev-validators", "22..42"]);
+      let b = start(bArgs);
+      const c = start(withGenesis(2, ["--dev-validators", "43..63"]));
+      const [urlB, urlC] = [await b.restUrl(), await c.restUrl()];
+      for (const url of [urlA, urlB, urlC]) {
+        expect((await getJson(url, "/eth/v1/beacon/genesis")).body.data.genesis_time).toBe(String(genesisTime));
+      }
+      await waitFor("every node to have a peer", 60_000, async () => ((await connectedPeers(urlB)) >= 1 && (await connectedPeers(urlC)) >= 1 ? true : null));
+      expect(await connectedPeers(urlA)).toBeGreaterThanOrEqual(2);
+
+      // no node has more than a third of the validators: finality needs all three, over the network
+      const finalized = await waitFor("finality on all three nodes", 300_000, async () => {
+        const views = await Promise.all([urlA, urlB, urlC].map(view));
+        const epochs = views.map((v) => Number(v.finalized.epoch));
+        return Math.min(...epochs) >= 2 ? views : null;
+      });
+      const target = Math.min(...finalized.map((v) => Number(v.finalized.epoch)));
+      await waitFor("the same finalized checkpoint everywhere", 60_000, async () => {
+        const views = await Promise.all([urlA, urlB, urlC].map(view));
+        const roots = new Set(views.map((v) => `${v.finalized.epoch}:${v.finalized.root}`));
+        return roots.size === 1 && Number(views[0].finalized.epoch) >= target ? true : null;
+      });
+
+      // a node with no validators, started late, range-syncs to the head and then follows gossip
+      const late = start(nodeArgs(dirs[3].dir, ["--genesis-state", genesisFile, "--direct-peer", addressA, "--dev-validators", "none"]));
+      const urlLate = await late.restUrl();
+      await late.waitForLog((l) => l.msg === "range sync started", 60_000, "range sync to start");
+      await waitFor("the late node to reach the head", 120_000, async () => {
+        const [ours, theirs] = await Promise.all([view(urlLate), view(urlA)]);
+        return ours.headSlot >= theirs.headSlot - 1 ? true : null;
+      });
+      const syncedAt = (await view(urlLate)).headSlot;
+      await waitFor("the late node to follow gossip", 60_000, async () => ((await view(urlLate)).headSlot >= syncedAt + 3 ? true : null));
+      expect((await getJson(urlLate, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
+
+      // a node started from the first node's finalized state over its REST API
+      const cp = start(nodeArgs(dirs[4].dir, ["--checkpoint-sync-url", urlA, "--direct-peer", addressA, "--dev-validators", "none"]));
+      const ready = await cp.waitForLog((l) => l.msg === "chain ready", 120_000, "the checkpoint-synced chain");
+      expect(Number(ready.anchorSlot)).toBeGreaterThan(0);
+      const urlCp = await cp.restUrl();
+      await waitFor("the checkpoint-synced node to reach the head", 120_000, async () => {
+        const [ours, theirs] = await Promise.all([view(urlCp), view(urlA)]);
+        return ours.headSlot >= theirs.headSlot - 1 && ours.finalized.root === theirs.finalized.root ? true : null;
+      });
+      // history before its anchor is not there, and it says so rather than answering wrongly
+      expect((await getJson(urlCp, "/eth/v1/beacon/headers/1")).status).toBe(404);
+
+      // a validating node killed outright comes back, resyncs, and the chain keeps finalizing with it
+      await b.stop("SIGKILL");
+      const finalizedBefore = Number((await view(urlA)).finalized.epoch);
+      b = start(bArgs);
+      const urlB2 = await b.restUrl();
+      await waitFor("the restarted node to rejoin the head", 120_000, async () => {
+        const [ours, theirs] = await Promise.all([view(urlB2), view(urlA)]);
+        return ours.headSlot >= theirs.headSlot - 1 ? true : null;
+      });
+      await waitFor("finality to move on after the restart", 200_000, async () => {
+        const v = await view(urlB2);
+        return Number(v.finalized.epoch) >= finalizedBefore + 2 ? true : null;
+      });
+      // the restarted node's validators sign again: it proposes blocks after coming back
+      await b.waitForLog((l) => l.msg === "Published block", 120_000, "a block proposed by the restarted node");
+    },
+    900_000
+  );
+});
