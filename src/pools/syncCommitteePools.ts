@@ -65,7 +65,8 @@ export class SyncCommitteePools {
   async submitSyncCommitteeMessage(msg: altair.SyncCommitteeMessage): Promise<void> {
     const {slot, validatorIndex, beaconBlockRoot, signature} = msg;
     this.assertSlot(slot, "sync committee message");
-    if (this.seenMessages.get(slot)?.has(validatorIndex)) return;
+    // the signature is checked even for a validator already seen this slot: a forged second
+    // message must be refused (and reported as such on gossip), not silently dropped
     const {state, committee} = await this.committeeAt(slot);
     const positions = committee.validatorIndexMap.get(validatorIndex);
     if (!positions || positions.length === 0) throw new PoolError(`validator ${validatorIndex} is not in the sync committee for slot ${slot}`);
