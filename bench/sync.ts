@@ -1,0 +1,185 @@
+// `npm run bench:sync`: how fast a node range-syncs from a peer, against the rate at which the
+// same blocks import straight from memory in this process (full verification both ways), and
+// how long a block takes from its proposer's import (then publish) to its import on a peer
+// over gossip, p50 and p99. Nodes run as their own processes, on loopback.
+import {spawn, type ChildProcess} from "node:child_process";
+import {mkdtempSync, rmSync, writeFileSync} from "node:fs";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {createInterface} from "node:readline";
+import {fileURLToPath} from "node:url";
+
+process.env.LODESTAR_PRESET ??= "minimal";
+const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
+const HOST = "127.0.0.1";
+/** blocks the source chain makes before the syncing node starts */
+const BLOCKS = Number(process.env.BENCH_SYNC_BLOCKS ?? 96);
+const SECONDS_PER_SLOT = 1;
+
+interface LogLine {
+  msg: string;
+  time: string;
+  [key: string]: unknown;
+}
+
+interface NodeProc {
+  proc: ChildProcess;
+  logs: LogLine[];
+  port: number;
+}
+
+/** Starts a node and resolves once its REST API listens; its JSON log lines are kept. */
+function startNode(args: string[]): Promise<NodeProc> {
+  const proc = spawn(process.execPath, [BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--listen-address", HOST, "--tcp-port", "0", "--no-discovery", "--seconds-per-slot", String(SECONDS_PER_SLOT), "--log-format", "json", ...args], {stdio: ["ignore", "pipe", "inherit"]});
+  const logs: LogLine[] = [];
+  return new Promise((resolve, reject) => {
+    proc.once("exit", (code) => reject(new Error(`node exited (${code}) before listening`)));
+    createInterface({input: proc.stdout!}).on("line", (line) => {
+      try {
+        const entry = JSON.parse(line) as LogLine;
+        logs.push(entry);
+        if (entry.msg === "REST API listening") resolve({proc, logs, port: Number(entry.port)});
+      } catch {
+        // not a log line
+      }
+    });
+  });
+}
+
+async function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null) return;
+  const exited = new Promise((r) => proc.once("exit", r));
+  proc.kill("SIGTERM");
+  await exited;
+}
+
+async function json(base: string, path: string): Promise<any> {
+  return (await fetch(base + path)).json();
+}
+
+async function headSlot(base: string): Promise<number> {
+  return Number((await json(base, "/eth/v1/beacon/headers/head")).data.header.message.slot);
+}
+
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Arrival time (ms) of each `block` event of a node, by block root. */
+function blockArrivals(base: string, signal: AbortSignal): Map<string, number> {
+  const seen = new Map<string, number>();
+  void (async () => {
+    const res = await fetch(`${base}/eth/v1/events?topics=block`, {signal});
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      const now = performance.now();
+      buffer += decoder.decode(chunk, {stream: true});
+      let end: number;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const data = /^data: (.*)$/m.exec(buffer.slice(0, end))?.[1];
+        buffer = buffer.slice(end + 2);
+        if (data) seen.set(JSON.parse(data).block, now);
+      }
+    }
+  })().catch(() => undefined);
+  return seen;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** Imports `blocks` into a fresh chain on `genesis` in this process: the raw import rate. */
+async function rawImportRate(genesis: Uint8Array, blockBytes: Uint8Array[], genesisTime: number): Promise<number> {
+  const {devChainConfig} = await import("../src/config/chainConfig.ts");
+  const {BeaconDb} = await import("../src/db/beaconDb.ts");
+  const {MockExecutionEngine} = await import("../src/execution/mockEngine.ts");
+  const {initChain} = await import("../src/chain/init.ts");
+  const {Clock} = await import("../src/clock/clock.ts");
+  const {SLOTS_PER_EPOCH} = await import("@lodestar/params");
+  const {initLogging, parseLogDirective} = await import("../src/log.ts");
+  initLogging({directive: parseLogDirective("WARN"), format: "json"});
+  const config = devChainConfig({secondsPerSlot: SECONDS_PER_SLOT, genesisFork: "fulu", forkEpochs: {}});
+  const dir = mkdtempSync(join(tmpdir(), "bench-sync-raw-"));
+  const db = await BeaconDb.open(dir, config);
+  try {
+    const chain = await initChain(config, db, new MockExecutionEngine(), (t) => new Clock(t, SECONDS_PER_SLOT, SLOTS_PER_EPOCH), {validatorCount: 0, genesisTime, genesisState: genesis}, {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20)});
+    const blocks = blockBytes.map((b) => {
+      const slot = Number(Buffer.from(b).readBigUInt64LE(100));
+      return chain.config.getForkTypes(slot).SignedBeaconBlock.deserialize(b);
+    });
+    const start = performance.now();
+    for (const block of blocks) await chain.importBlock(block as never);
+    const seconds = (performance.now() - start) / 1000;
+    await chain.close();
+    return blocks.length / seconds;
+  } finally {
+    await db.close();
+    rmSync(dir, {recursive: true, force: true});
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-sync-"));
+  const procs: ChildProcess[] = [];
+  const abort = new AbortController();
+  try {
+    const genesisTime = Math.floor(Date.now() / 1000) + 8;
+    const source = await startNode(["--data-dir", join(dir, "source"), "--genesis-time", String(genesisTime)]);
+    procs.push(source.proc);
+    const sourceUrl = `http://${HOST}:${source.port}`;
+    const identity = await json(sourceUrl, "/eth/v1/node/identity");
+    const peer = (identity.data.p2p_addresses as string[])[0];
+    const genesisFile = join(dir, "genesis.ssz");
+    const genesis = new Uint8Array(await (await fetch(`${sourceUrl}/eth/v2/debug/beacon/states/genesis`, {headers: {accept: "application/octet-stream"}})).arrayBuffer());
+    writeFileSync(genesisFile, genesis);
+
+    // a follower from the start: every block reaches it by gossip
+    const follower = await startNode(["--data-dir", join(dir, "follower"), "--genesis-state", genesisFile, "--direct-peer", peer]);
+    procs.push(follower.proc);
+    const followerUrl = `http://${HOST}:${follower.port}`;
+    const atSource = blockArrivals(sourceUrl, abort.signal);
+    const atFollower = blockArrivals(followerUrl, abort.signal);
+
+    console.log(`source chain: ${BLOCKS} blocks at ${SECONDS_PER_SLOT} s slots…`);
+    await until(`${BLOCKS} blocks`, async () => (await headSlot(sourceUrl)) >= BLOCKS, (BLOCKS * SECONDS_PER_SLOT + 60) * 1000);
+    const target = await headSlot(sourceUrl);
+
+    // a node that starts now and range-syncs the whole chain
+    const syncer = await startNode(["--data-dir", join(dir, "syncer"), "--genesis-state", genesisFile, "--direct-peer", peer]);
+    procs.push(syncer.proc);
+    const syncerUrl = `http://${HOST}:${syncer.port}`;
+    await until("the range sync", async () => (await headSlot(syncerUrl)) >= target, 300_000);
+    const started = syncer.logs.find((l) => l.msg === "range sync started");
+    const synced = syncer.logs.filter((l) => l.msg === "imported block" && Number(l.slot) <= target).at(-1);
+    if (!started || !synced) throw new Error("the syncing node did not log its range sync");
+    const syncSeconds = (Date.parse(synced.time) - Date.parse(started.time)) / 1000;
+    const syncedBlocks = syncer.logs.filter((l) => l.msg === "imported block" && Number(l.slot) <= target).length;
+    abort.abort();
+
+    // the same blocks, imported in this process from memory
+    const blockBytes: Uint8Array[] = [];
+    for (let slot = 1; slot <= target; slot++) {
+      const res = await fetch(`${sourceUrl}/eth/v2/beacon/blocks/${slot}`, {headers: {accept: "application/octet-stream"}});
+      if (res.status === 200) blockBytes.push(new Uint8Array(await res.arrayBuffer()));
+    }
+    for (const p of procs.splice(0)) await stop(p);
+    const raw = await rawImportRate(genesis, blockBytes, genesisTime);
+
+    const latencies = [...atFollower].flatMap(([root, t]) => (atSource.has(root) ? [t - atSource.get(root)!] : [])).sort((a, b) => a - b);
+    const rate = syncedBlocks / syncSeconds;
+    console.log(`\nrange sync: ${syncedBlocks} blocks in ${syncSeconds.toFixed(2)} s = ${rate.toFixed(1)} blocks/s`);
+    console.log(`raw import of the same ${blockBytes.length} blocks in this process: ${raw.toFixed(1)} blocks/s`);
+    console.log(`range sync / raw import: ${(rate / raw).toFixed(2)}`);
+    console.log(`gossip, proposer's import to the peer's import, ${latencies.length} blocks: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`);
+  } finally {
+    abort.abort();
+    for (const p of procs) await stop(p);
+    rmSync(dir, {recursive: true, force: true});
+  }
+}
+
+await main();
