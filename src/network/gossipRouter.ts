@@ -31,6 +31,8 @@ export interface GossipRouterDeps {
   /** the head state advanced to `epoch` (committee counts and sync committee positions for publishing) */
   stateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
   onParentUnknown(block: SignedBeaconBlock, from: string): void;
+  /** a message failed a REJECT rule (or did not decode) */
+  onRejected(from: string, reason: string): void;
 }
 
 /**
@@ -134,11 +136,13 @@ export class GossipRouter {
         object = gossipSszType(topic.type, topic.boundary.fork).deserialize(msg.data);
       } catch (e) {
         log.debug({topic: msg.topic, from, err: (e as Error).message}, "gossip message does not decode");
+        this.deps.onRejected(from, `${topic.type} does not decode`);
         return report(TopicValidatorResult.Reject);
       }
       const outcome = await validator(topic, object, from);
       if (outcome.parentUnknown && topic.type === "beacon_block") this.deps.onParentUnknown(object as SignedBeaconBlock, from);
       if (outcome.result !== "ACCEPT") log.debug({topic: topic.type, from, result: outcome.result, reason: outcome.reason}, "gossip message not accepted");
+      if (outcome.result === "REJECT") this.deps.onRejected(from, `${topic.type}: ${outcome.reason}`);
       report(outcome.result === "ACCEPT" ? TopicValidatorResult.Accept : outcome.result === "IGNORE" ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject);
     } catch (e) {
       log.warn({topic: msg.topic, from, err: (e as Error).message}, "gossip validation failed");

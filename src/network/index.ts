@@ -68,7 +68,12 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     tcpPort: opts.tcpPort,
     maxConnections: opts.maxPeers + 5,
     gossip: {
-      ...gossipsubOptions(config),
+      // topic scores for every scheduled fork boundary, so topics keep their scores across forks
+      ...gossipsubOptions(config, {
+        currentSlot: chain.currentSlot(),
+        activeValidatorCount: chain.getHeadState().epochCtx.currentShuffling.activeIndices.length,
+        boundaries: config.forkBoundariesAscendingEpochOrder.filter((b) => Number.isFinite(b.epoch)),
+      }),
       msgIdFn: createMsgIdFn(config),
       fastMsgIdFn,
       dataTransform: createGossipDataTransform(config),
@@ -118,9 +123,10 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     fetchBlocksByRange: (peer, startSlot, count) => reqResp.beaconBlocksByRange(peer, {startSlot, count, step: 1}),
   });
   peerManager.on("status", (_peer, status) => rangeSync.onPeerStatus(status));
-  rangeSync.on("done", () => {
-    // peers may have moved on while we imported: go again if one is still ahead
-    for (const p of peerManager.syncPeers()) rangeSync.onPeerStatus(p.status);
+  rangeSync.on("done", (_head, progressed) => {
+    // peers may have moved on while we imported: go again if one is still ahead (and the
+    // round got somewhere: a peer whose status claims more than it serves waits for its next status)
+    if (progressed) for (const p of peerManager.syncPeers()) rangeSync.onPeerStatus(p.status);
   });
 
   const unknownBlockSync = new UnknownBlockSync({
@@ -137,6 +143,9 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     validators: createGossipValidators({config, chain, pools: deps.pools, clock: chain.clock}),
     stateAtEpoch: (epoch) => chain.getHeadStateAtEpoch(epoch),
     onParentUnknown: (block, from) => unknownBlockSync.onUnknownParent(block, from),
+    // gossipsub scores a REJECT on its own; the node's score counts it too, so a peer that keeps
+    // sending invalid messages is disconnected and banned
+    onRejected: (from, reason) => peerManager.report(from, "low", `gossip: ${reason}`),
   });
 
   const subnets = new SubnetService({config, nodeId: identity.nodeId, currentSlot: () => chain.currentSlot(), subscribeAll: opts.subscribeAllSubnets});

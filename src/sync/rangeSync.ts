@@ -32,8 +32,8 @@ export interface RangeSyncDeps {
 }
 
 export interface RangeSyncEvents {
-  /** a round finished: the head reached every peer's (or no peer could help further) */
-  done: [headSlot: number];
+  /** a round finished: the head reached every peer's, or no peer could help further (`progressed`: the head moved) */
+  done: [headSlot: number, progressed: boolean];
 }
 
 interface Batch {
@@ -75,12 +75,16 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
   /** A peer told us its status: start a round when it is ahead. */
   onPeerStatus(status: Status): void {
     if (this.stopped || this.running) return;
-    if (status.headSlot < this.deps.chain.getHead().slot + SYNC_DISTANCE_SLOTS) return;
-    this.running = this.syncRound()
+    const startHead = this.deps.chain.getHead().slot;
+    if (status.headSlot < startHead + SYNC_DISTANCE_SLOTS) return;
+    // deferred, so that the round counts as running before its first request goes out
+    this.running = Promise.resolve()
+      .then(() => this.syncRound())
       .catch((e: Error) => log.warn({err: e.message}, "range sync round failed"))
       .finally(() => {
         this.running = null;
-        this.emit("done", this.deps.chain.getHead().slot);
+        const head = this.deps.chain.getHead().slot;
+        this.emit("done", head, head > startHead);
       });
   }
 
@@ -96,6 +100,8 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
   private async syncRound(): Promise<void> {
     let start = this.deps.chain.getHead().slot + 1;
     let restartedFromFinalized = false;
+    /** the last batch imported in this round */
+    let previous: Batch | null = null;
     const queue: Batch[] = [];
     log.info({from: start, target: this.bestHead()}, "range sync started");
     for (;;) {
@@ -114,23 +120,33 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
       const outcome = await this.importBatch(batch);
       if (outcome === "ok") {
         start = batch.startSlot + BATCH_SLOTS;
+        previous = batch;
         continue;
       }
-      queue.length = 0;
-      if (outcome === "parent-unknown" && !restartedFromFinalized) {
-        // our head is on a branch the peers do not have: go back to the finalized checkpoint
+      let retryOf = batch;
+      if (outcome === "parent-unknown" && previous !== null) {
+        // the batch before left out blocks this one builds on: fetch that one again elsewhere
+        this.deps.report(previous.peer, "low", "range sync: left out blocks the next batch builds on");
+        queue.length = 0;
+        retryOf = previous;
+        previous = null;
+      } else if (outcome === "parent-unknown" && !restartedFromFinalized) {
+        // the round's first batch does not build on our head: our head is on a branch the
+        // peers do not have, so go back to the finalized checkpoint
         restartedFromFinalized = true;
+        queue.length = 0;
         start = computeStartSlotAtEpoch(this.deps.chain.getFinalizedCheckpoint().epoch) + 1;
         log.info({from: start}, "range sync restarts from the finalized checkpoint");
         continue;
       }
-      if (batch.attempts + 1 >= MAX_BATCH_ATTEMPTS) {
-        log.warn({startSlot: batch.startSlot}, "range sync gives up on a batch after repeated failures");
+      if (retryOf.attempts + 1 >= MAX_BATCH_ATTEMPTS) {
+        log.warn({startSlot: retryOf.startSlot}, "range sync gives up on a batch after repeated failures");
         return;
       }
-      const retry = this.download(batch.startSlot, batch.attempts + 1, batch.peer);
+      // later batches already downloaded stay queued behind the retry
+      const retry = this.download(retryOf.startSlot, retryOf.attempts + 1, retryOf.peer);
       if (!retry) return;
-      queue.push(retry);
+      queue.unshift(retry);
     }
     log.info({headSlot: this.deps.chain.getHead().slot}, "range sync done");
   }

@@ -1,6 +1,6 @@
 import type {SignedBeaconBlock} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
-import {BlockError, type IBeaconChain} from "../chain/interface.ts";
+import {BlockError, type BlockErrorCode, type IBeaconChain} from "../chain/interface.ts";
 import {getLogger} from "../log.ts";
 import type {PeerAction} from "../network/peers/peerScore.ts";
 
@@ -10,6 +10,15 @@ const log = getLogger("sync");
 const MAX_ANCESTORS = 16;
 /** blocks waiting for their parent at once */
 const MAX_PENDING = 64;
+/** import failures that mean the block itself is bad, not that we lack something */
+const PEER_FAULTS: ReadonlySet<BlockErrorCode> = new Set([
+  "INVALID_SIGNATURE",
+  "INVALID_STATE_ROOT",
+  "INCORRECT_PROPOSER",
+  "STATE_TRANSITION_FAILED",
+  "INVALID_EXECUTION_PAYLOAD",
+  "NOT_LATER_THAN_PARENT",
+]);
 
 export interface UnknownBlockSyncDeps {
   chain: Pick<IBeaconChain, "importBlock" | "config">;
@@ -61,6 +70,8 @@ export class UnknownBlockSync {
         await this.deps.chain.importBlock(b);
       } catch (e) {
         if (e instanceof BlockError && e.code === "ALREADY_KNOWN") continue;
+        // the root matched what we asked for, but the block itself is invalid (a signature is not part of the root)
+        if (e instanceof BlockError && PEER_FAULTS.has(e.code)) this.deps.report(peer, "high", `served an invalid block at slot ${b.message.slot}: ${e.message}`);
         throw e;
       }
     }
