@@ -5,11 +5,14 @@ import {NodeProcess, getJson, tempDataDir} from "./nodeProcess.ts";
 
 /**
  * A devnet of separate node processes that share only a genesis state and the network: three
- * validating nodes finalize together, a late node range-syncs and follows gossip, and a
- * validating node killed with SIGKILL comes back and validates again.
+ * validating nodes finalize together through every fork from phase0 to fulu, a late node
+ * range-syncs across the forks and follows gossip, a node checkpoint-syncs from another's
+ * REST API, and a validating node killed with SIGKILL comes back and validates again.
  */
 
 const SECONDS_PER_SLOT = 2;
+/** the devnet starts in phase0 and passes every fork: gossip topics, message ids and req/resp versions switch on the way */
+const FORK_SCHEDULE = ["--genesis-fork", "phase0", "--fork-epochs", "altair=1,bellatrix=2,capella=3,deneb=4,electra=5,fulu=6"];
 
 function nodeArgs(dir: string, extra: string[]): string[] {
   return [
@@ -21,6 +24,7 @@ function nodeArgs(dir: string, extra: string[]): string[] {
     "--listen-address", "127.0.0.1",
     "--tcp-port", "0",
     "--no-discovery",
+    ...FORK_SCHEDULE,
     ...extra,
   ];
 }
@@ -95,12 +99,31 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       await waitFor("every node to have a peer", 60_000, async () => ((await connectedPeers(urlB)) >= 1 && (await connectedPeers(urlC)) >= 1 ? true : null));
       expect(await connectedPeers(urlA)).toBeGreaterThanOrEqual(2);
 
-      // no node has more than a third of the validators: finality needs all three, over the network
-      const finalized = await waitFor("finality on all three nodes", 300_000, async () => {
+      // what the API shows of the network: the peers by id, direction and state, and the gossip mesh
+      const idOf = async (url: string) => (await getJson(url, "/eth/v1/node/identity")).body.data.peer_id as string;
+      const [idB, idC] = [await idOf(urlB), await idOf(urlC)];
+      const peersOfA = (await getJson(urlA, "/eth/v1/node/peers?state=connected")).body;
+      expect(peersOfA.meta.count).toBe(peersOfA.data.length);
+      for (const id of [idB, idC]) {
+        expect(peersOfA.data).toContainEqual(expect.objectContaining({peer_id: id, state: "connected", direction: "inbound"}));
+      }
+      expect((await getJson(urlB, `/eth/v1/node/peers/${await idOf(urlA)}`)).body.data).toMatchObject({state: "connected", direction: "outbound"});
+      const legacyPeers = (await getJson(urlA, "/ext/v1/network/peers")).body.data.peers as Array<{id: string; connectionState: string}>;
+      expect(legacyPeers.map((p) => p.id)).toEqual(expect.arrayContaining([idB, idC]));
+      await waitFor("a gossip mesh on the block topic", 30_000, async () => {
+        const mesh = (await getJson(urlA, "/ext/v1/debug/gossip/peers")).body.data.mesh as Record<string, string[]>;
+        const blockTopic = Object.keys(mesh).find((t) => t.endsWith("/beacon_block/ssz_snappy"));
+        return blockTopic && mesh[blockTopic].includes(idB) && mesh[blockTopic].includes(idC) ? true : null;
+      });
+
+      // no node has more than a third of the validators: finality needs all three, over the network,
+      // and finalizing epoch 6 means the chain went through every fork to fulu together
+      const finalized = await waitFor("finality in fulu on all three nodes", 400_000, async () => {
         const views = await Promise.all([urlA, urlB, urlC].map(view));
         const epochs = views.map((v) => Number(v.finalized.epoch));
-        return Math.min(...epochs) >= 2 ? views : null;
+        return Math.min(...epochs) >= 6 ? views : null;
       });
+      expect((await getJson(urlA, "/eth/v1/node/identity")).body.data.metadata.custody_group_count).toBeDefined();
       const target = Math.min(...finalized.map((v) => Number(v.finalized.epoch)));
       await waitFor("the same finalized checkpoint everywhere", 60_000, async () => {
         const views = await Promise.all([urlA, urlB, urlC].map(view));
