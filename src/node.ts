@@ -65,21 +65,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const networkDir = join(opts.dataDir, "network");
   const privateKey = await loadOrCreateNodeKey(networkDir);
   const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
-  const network = await startNetwork(
-    {chain, pools: chain.pools, identity, privateKey},
-    {
-      listenAddress: opts.listenAddress,
-      tcpPort: opts.tcpPort,
-      udpPort: opts.udpPort,
-      enrAddress: opts.enrAddress,
-      bootnodes: opts.bootnodes,
-      directPeers: opts.directPeers,
-      targetPeers: opts.targetPeers,
-      maxPeers: opts.maxPeers,
-      discovery: opts.discovery,
-      subscribeAllSubnets: opts.subscribeAllSubnets,
-    }
-  );
+  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey}, opts);
 
   const ctx: ApiContext = {
     chain,

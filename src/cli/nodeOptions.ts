@@ -1,5 +1,6 @@
 import type {DevFork} from "../config/forks.ts";
 import type {LogDirective} from "../log.ts";
+import type {NetworkOptions} from "../network/options.ts";
 import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
 import {type CommandSpec, InvalidValue, type OptionContext, flag, option, repeatable} from "./optionTable.ts";
 import {
@@ -20,7 +21,7 @@ import {
 
 /** `beacon-gateway node`: its options, each described once (src/cli/optionTable.ts). */
 
-export interface NodeOptions {
+export interface NodeOptions extends NetworkOptions {
   rest: boolean;
   restPort: number;
   restAddress: string;
@@ -30,23 +31,6 @@ export interface NodeOptions {
   rpcPort: number;
   rpcAddress: string;
   rpcEncoding: RpcEncoding;
-  /** libp2p (TCP) and discv5 (UDP) listen address */
-  listenAddress: string;
-  /** libp2p TCP port; 0 for any free port */
-  tcpPort: number;
-  /** discv5 UDP port */
-  udpPort: number;
-  /** IPv4 address advertised in the ENR */
-  enrAddress: string | undefined;
-  /** discv5 bootnodes, as `enr:` text */
-  bootnodes: string[];
-  /** multiaddrs of peers to stay connected to (`/ip4/…/tcp/…[/p2p/…]`) */
-  directPeers: string[];
-  targetPeers: number;
-  maxPeers: number;
-  /** whether discv5 discovery runs */
-  discovery: boolean;
-  subscribeAllSubnets: boolean;
   dataDir: string;
   network: "dev";
   preset: "minimal" | "mainnet";

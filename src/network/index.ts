@@ -21,21 +21,10 @@ import {ReqResp} from "./reqresp/reqResp.ts";
 import {ourStatus} from "./status.ts";
 import {SubnetService} from "./subnets.ts";
 import {Discovery} from "./discovery.ts";
+import type {NetworkOptions} from "./options.ts";
 
 const log = getLogger("network");
 
-export interface NetworkOptions {
-  listenAddress: string;
-  tcpPort: number;
-  udpPort: number;
-  enrAddress: string | undefined;
-  bootnodes: string[];
-  directPeers: string[];
-  targetPeers: number;
-  maxPeers: number;
-  discovery: boolean;
-  subscribeAllSubnets: boolean;
-}
 
 export interface NetworkDeps {
   chain: BeaconChain;

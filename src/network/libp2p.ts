@@ -17,6 +17,15 @@ import {VERSION} from "../version.ts";
  * the spec's StrictNoSign policy. The peer id comes from the node's secp256k1 key.
  */
 
+/**
+ * New mplex streams (and frames for unknown streams) a peer may open per second before
+ * @libp2p/mplex closes the connection. Its default, 5, counts every stream, not only those
+ * beyond an inbound limit as its documentation says: a Lodestar 1.x peer opens identify,
+ * gossipsub, ping, status, metadata and block requests within its first second and lost the
+ * connection. Req/resp rate limits and per-protocol stream limits still bound each peer.
+ */
+export const MPLEX_NEW_STREAMS_PER_SECOND = 128;
+
 /** The parts of gossipsub's class the node uses beyond its public interface (asynchronous validation, the mesh, scores). */
 export interface GossipSub extends GossipSubPublic {
   reportMessageValidationResult(msgId: string, propagationSource: string, acceptance: TopicValidatorResult): void;
@@ -52,7 +61,7 @@ export async function createBeaconLibp2p(opts: Libp2pOptions): Promise<BeaconLib
     addresses: {listen: [multiaddr(`/ip4/${opts.listenAddress}/tcp/${opts.tcpPort}`).toString()]},
     transports: [tcp()],
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux(), mplex()],
+    streamMuxers: [yamux(), mplex({disconnectThreshold: MPLEX_NEW_STREAMS_PER_SECOND})],
     connectionGater: gater,
     connectionManager: {maxConnections: opts.maxConnections},
     nodeInfo: {userAgent: `beacon-gateway/${VERSION}`},

@@ -7,7 +7,7 @@ import type {PoolDeps, PoolEmitter, PoolEvents} from "./types.ts";
 export {AttestationPool} from "./attestationPool.ts";
 export {OpPool, type BlockOperations} from "./opPool.ts";
 export {SyncCommitteePools} from "./syncCommitteePools.ts";
-export {PoolError, type PoolDeps, type PoolEmitter, type PoolEvents} from "./types.ts";
+export {POOL_EVENTS, PoolError, type PoolDeps, type PoolEmitter, type PoolEvents} from "./types.ts";
 
 /**
  * The node's operation pools. Every submission is validated (signature included) before it is

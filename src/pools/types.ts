@@ -37,3 +37,14 @@ export interface PoolEvents {
 }
 
 export type PoolEmitter = EventEmitter<PoolEvents>;
+
+/** Every event the pools emit. */
+export const POOL_EVENTS = [
+  "attestation",
+  "single_attestation",
+  "voluntary_exit",
+  "proposer_slashing",
+  "attester_slashing",
+  "bls_to_execution_change",
+  "contribution_and_proof",
+] as const satisfies readonly (keyof PoolEvents)[];

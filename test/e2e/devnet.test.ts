@@ -1,7 +1,7 @@
 import {afterAll, describe, expect, it} from "@jest/globals";
 import {writeFileSync} from "node:fs";
 import {join} from "node:path";
-import {NodeProcess, getJson, tempDataDir} from "./nodeProcess.ts";
+import {NodeProcess, chainView, getJson, tempDataDir, waitFor} from "./nodeProcess.ts";
 
 /**
  * A devnet of separate node processes that share only a genesis state and the network: three
@@ -29,25 +29,7 @@ function nodeArgs(dir: string, extra: string[]): string[] {
   ];
 }
 
-async function view(url: string) {
-  const head = await getJson(url, "/eth/v1/beacon/headers/head");
-  const fc = await getJson(url, "/eth/v1/beacon/states/head/finality_checkpoints");
-  return {
-    headSlot: Number(head.body.data.header.message.slot),
-    headRoot: head.body.data.root as string,
-    finalized: fc.body.data.finalized as {epoch: string; root: string},
-  };
-}
 
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | null>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => null);
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 /** The node's own p2p address, as it lists it in its identity. */
 async function p2pAddress(url: string): Promise<string> {
@@ -119,14 +101,14 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       // no node has more than a third of the validators: finality needs all three, over the network,
       // and finalizing epoch 6 means the chain went through every fork to fulu together
       const finalized = await waitFor("finality in fulu on all three nodes", 400_000, async () => {
-        const views = await Promise.all([urlA, urlB, urlC].map(view));
+        const views = await Promise.all([urlA, urlB, urlC].map(chainView));
         const epochs = views.map((v) => Number(v.finalized.epoch));
         return Math.min(...epochs) >= 6 ? views : null;
       });
       expect((await getJson(urlA, "/eth/v1/node/identity")).body.data.metadata.custody_group_count).toBeDefined();
       const target = Math.min(...finalized.map((v) => Number(v.finalized.epoch)));
       await waitFor("the same finalized checkpoint everywhere", 60_000, async () => {
-        const views = await Promise.all([urlA, urlB, urlC].map(view));
+        const views = await Promise.all([urlA, urlB, urlC].map(chainView));
         const roots = new Set(views.map((v) => `${v.finalized.epoch}:${v.finalized.root}`));
         return roots.size === 1 && Number(views[0].finalized.epoch) >= target ? true : null;
       });
@@ -136,11 +118,11 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       const urlLate = await late.restUrl();
       await late.waitForLog((l) => l.msg === "range sync started", 60_000, "range sync to start");
       await waitFor("the late node to reach the head", 120_000, async () => {
-        const [ours, theirs] = await Promise.all([view(urlLate), view(urlA)]);
+        const [ours, theirs] = await Promise.all([chainView(urlLate), chainView(urlA)]);
         return ours.headSlot >= theirs.headSlot - 1 ? true : null;
       });
-      const syncedAt = (await view(urlLate)).headSlot;
-      await waitFor("the late node to follow gossip", 60_000, async () => ((await view(urlLate)).headSlot >= syncedAt + 3 ? true : null));
+      const syncedAt = (await chainView(urlLate)).headSlot;
+      await waitFor("the late node to follow gossip", 60_000, async () => ((await chainView(urlLate)).headSlot >= syncedAt + 3 ? true : null));
       expect((await getJson(urlLate, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
 
       // a node started from the first node's finalized state over its REST API
@@ -149,7 +131,7 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       expect(Number(ready.anchorSlot)).toBeGreaterThan(0);
       const urlCp = await cp.restUrl();
       await waitFor("the checkpoint-synced node to reach the head", 120_000, async () => {
-        const [ours, theirs] = await Promise.all([view(urlCp), view(urlA)]);
+        const [ours, theirs] = await Promise.all([chainView(urlCp), chainView(urlA)]);
         return ours.headSlot >= theirs.headSlot - 1 && ours.finalized.root === theirs.finalized.root ? true : null;
       });
       // history before its anchor is not there, and it says so rather than answering wrongly
@@ -157,15 +139,15 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
 
       // a validating node killed outright comes back, resyncs, and the chain keeps finalizing with it
       await b.stop("SIGKILL");
-      const finalizedBefore = Number((await view(urlA)).finalized.epoch);
+      const finalizedBefore = Number((await chainView(urlA)).finalized.epoch);
       b = start(bArgs);
       const urlB2 = await b.restUrl();
       await waitFor("the restarted node to rejoin the head", 120_000, async () => {
-        const [ours, theirs] = await Promise.all([view(urlB2), view(urlA)]);
+        const [ours, theirs] = await Promise.all([chainView(urlB2), chainView(urlA)]);
         return ours.headSlot >= theirs.headSlot - 1 ? true : null;
       });
       await waitFor("finality to move on after the restart", 200_000, async () => {
-        const v = await view(urlB2);
+        const v = await chainView(urlB2);
         return Number(v.finalized.epoch) >= finalizedBefore + 2 ? true : null;
       });
       // the restarted node's validators sign again: it proposes blocks after coming back

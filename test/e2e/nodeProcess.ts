@@ -100,6 +100,31 @@ export async function getJson<T = any>(base: string, path: string): Promise<{sta
   return {status: res.status, body: text ? JSON.parse(text) : undefined};
 }
 
+/** Polls `probe` (every 500 ms: it asks a live process over HTTP) until it gives a value. */
+export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | null>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => null);
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** What a node's REST API says of its chain: genesis, head and finalized checkpoint. */
+export async function chainView(url: string) {
+  const genesis = await getJson(url, "/eth/v1/beacon/genesis");
+  const head = await getJson(url, "/eth/v1/beacon/headers/head");
+  const fc = await getJson(url, "/eth/v1/beacon/states/head/finality_checkpoints");
+  return {
+    genesisTime: genesis.body.data.genesis_time as string,
+    genesisValidatorsRoot: genesis.body.data.genesis_validators_root as string,
+    headSlot: Number(head.body.data.header.message.slot),
+    headRoot: head.body.data.root as string,
+    finalized: fc.body.data.finalized as {epoch: string; root: string},
+  };
+}
+
 export function tempDataDir(name: string): {dir: string; remove(): void} {
   const dir = mkdtempSync(join(tmpdir(), `bg-${name}-`));
   return {dir, remove: () => rmSync(dir, {recursive: true, force: true})};

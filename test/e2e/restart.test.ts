@@ -1,30 +1,10 @@
 import {afterAll, describe, expect, it} from "@jest/globals";
-import {NodeProcess, getJson, tempDataDir} from "./nodeProcess.ts";
+import {NodeProcess, chainView, getJson, tempDataDir, waitFor} from "./nodeProcess.ts";
 
 const SECONDS_PER_SLOT = 2;
 const args = (dir: string) => ["node", "--rest", "--rest-port", "0", "--data-dir", dir, "--seconds-per-slot", String(SECONDS_PER_SLOT)];
 
-async function chainView(url: string) {
-  const genesis = await getJson(url, "/eth/v1/beacon/genesis");
-  const head = await getJson(url, "/eth/v1/beacon/headers/head");
-  const fc = await getJson(url, "/eth/v1/beacon/states/head/finality_checkpoints");
-  return {
-    genesisTime: genesis.body.data.genesis_time as string,
-    genesisValidatorsRoot: genesis.body.data.genesis_validators_root as string,
-    headSlot: Number(head.body.data.header.message.slot),
-    finalized: fc.body.data.finalized as {epoch: string; root: string},
-  };
-}
 
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | null>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => null);
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 /** Restarts keep the chain: same genesis, head and finality continue, no replay from genesis. */
 describe("restart on the same data dir", () => {

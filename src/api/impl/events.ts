@@ -1,7 +1,7 @@
 import {toHex} from "@lodestar/utils";
 import type {EventEmitter} from "node:events";
 import type {ChainEvents, PayloadAttributesEvent} from "../../chain/interface.ts";
-import type {PoolEvents} from "../../pools/index.ts";
+import {POOL_EVENTS, type PoolEvents} from "../../pools/index.ts";
 import type {BeaconEvent, EventData, EventTopic, eventRoutes} from "../routes/events.ts";
 import type {Handlers} from "../routes/types.ts";
 import type {ApiContext} from "./context.ts";
@@ -24,15 +24,7 @@ function payloadAttributesData({fork, payloadAttributes, ...common}: PayloadAttr
 }
 
 /** Topics whose event data is the value the pools emit, as it is. */
-const POOL_TOPICS = [
-  "attestation",
-  "single_attestation",
-  "voluntary_exit",
-  "proposer_slashing",
-  "attester_slashing",
-  "bls_to_execution_change",
-  "contribution_and_proof",
-] as const satisfies readonly (keyof PoolEvents & EventTopic)[];
+const POOL_TOPICS = POOL_EVENTS satisfies readonly (keyof PoolEvents & EventTopic)[];
 type PoolTopic = (typeof POOL_TOPICS)[number];
 const isPoolTopic = (topic: EventTopic): topic is PoolTopic => (POOL_TOPICS as readonly string[]).includes(topic);
 

@@ -97,8 +97,12 @@ async function* responseChunks(
       return;
     }
     case "goodbye":
-      handlers.onGoodbye(peer, request as bigint);
-      yield encodeSuccessChunk(ssz.phase0.Goodbye.serialize(BigInt(0)));
+      // answered before the handler disconnects: peers such as Lodestar wait for the answer
+      try {
+        yield encodeSuccessChunk(ssz.phase0.Goodbye.serialize(BigInt(0)));
+      } finally {
+        handlers.onGoodbye(peer, request as bigint);
+      }
       return;
     case "ping":
       yield encodeSuccessChunk(ssz.phase0.Ping.serialize(handlers.onPing(peer, request as bigint)));

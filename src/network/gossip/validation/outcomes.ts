@@ -1,5 +1,5 @@
 import {BlockError, type BlockErrorCode} from "../../../chain/interface.ts";
-import {PoolError, type PoolEmitter, type PoolEvents} from "../../../pools/index.ts";
+import {POOL_EVENTS, PoolError, type PoolEmitter} from "../../../pools/index.ts";
 import {type GossipValidationResult, ignore, reject} from "./types.ts";
 
 /**
@@ -48,16 +48,7 @@ export class PoolAdmissions {
   private readonly admitted = new WeakSet<object>();
 
   constructor(emitter: PoolEmitter) {
-    const topics: (keyof PoolEvents)[] = [
-      "attestation",
-      "single_attestation",
-      "voluntary_exit",
-      "proposer_slashing",
-      "attester_slashing",
-      "bls_to_execution_change",
-      "contribution_and_proof",
-    ];
-    for (const topic of topics) emitter.on(topic, (value: object) => this.admitted.add(value));
+    for (const topic of POOL_EVENTS) emitter.on(topic, (value: object) => this.admitted.add(value));
   }
 
   /** Runs the submission; true when the pool kept `value` (emitted it), false when it dropped it as known. */
