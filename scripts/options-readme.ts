@@ -1,6 +1,7 @@
 import {readFileSync, writeFileSync} from "node:fs";
 import {fileURLToPath, pathToFileURL} from "node:url";
 import {COMPAT_COMMAND, NODE_COMMAND, VALIDATOR_COMMAND} from "../src/cli/options.ts";
+import {DEVNET_COMMAND} from "../src/cli/devnetOptions.ts";
 import {type CommandSpec, renderReadmeTables} from "../src/cli/optionTable.ts";
 
 /**
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, CommandSpec<never>> = {
   node: NODE_COMMAND as CommandSpec<never>,
   validator: VALIDATOR_COMMAND as CommandSpec<never>,
   compat: COMPAT_COMMAND as CommandSpec<never>,
+  devnet: DEVNET_COMMAND as CommandSpec<never>,
 };
 
 /** The README text with every command's marked block replaced by its rendered tables. */

@@ -8,6 +8,8 @@ import {
   parseNodeOptions,
   parseValidatorOptions,
 } from "./options.ts";
+import {DEVNET_COMMAND} from "./devnetOptions.ts";
+import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging} from "../log.ts";
 
 const USAGE = `Usage: beacon-gateway <command> [options]
@@ -16,6 +18,7 @@ Commands:
   node        run the beacon node (see: beacon-gateway node --help)
   validator   run interop validators against a beacon node's REST API (see: beacon-gateway validator --help)
   compat      serve the removed JSON-RPC interface in front of a beacon node's REST API (see: beacon-gateway compat --help)
+  devnet      run several nodes on one dev chain on this machine (see: beacon-gateway devnet --help)
 `;
 
 /** Runs a command; resolves to the process exit code once it has stopped. */
@@ -25,11 +28,12 @@ export async function main(args: string[]): Promise<number> {
     if (command === "node") return await runNode(rest);
     if (command === "validator") return await runValidator(rest);
     if (command === "compat") return await runCompat(rest);
+    if (command === "devnet") return await runDevnet(rest);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator, compat)`);
+    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet)`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
@@ -107,6 +111,23 @@ async function runCompat(args: string[]): Promise<number> {
   });
   await untilSignal();
   await rpc.close();
+  return 0;
+}
+
+async function runDevnet(args: string[]): Promise<number> {
+  const opts = parseCommand(DEVNET_COMMAND, args);
+  if (opts === "help") {
+    process.stdout.write(renderHelp(DEVNET_COMMAND));
+    return 0;
+  }
+  const {startDevnet} = await import("../devnet.ts");
+  const devnet = await startDevnet(opts);
+  for (const node of devnet.nodes) process.stdout.write(`node ${node.index}: REST ${node.restUrl}, log ${opts.dataDir}/node-${node.index}.log\n`);
+  const epochMs = opts.secondsPerSlot * (opts.preset === "minimal" ? 8 : 32) * 1000;
+  const timer = setInterval(() => void devnet.status().then((lines) => process.stdout.write(lines.join("\n") + "\n")), epochMs);
+  await untilSignal();
+  clearInterval(timer);
+  await devnet.stop();
   return 0;
 }
 
