@@ -4,6 +4,7 @@ import {chainConfigFromJson, createBeaconConfig, type BeaconConfig} from "@lodes
 import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
 import {byteArrayEquals, toHex} from "@lodestar/utils";
+import {ApiClientError} from "../api/client.ts";
 import {getLogger} from "../log.ts";
 import {AttesterService} from "./attester.ts";
 import type {ValidatorBeaconApi} from "./beaconApi.ts";
@@ -156,7 +157,9 @@ class DutyLoop {
       try {
         await task();
       } catch (err) {
-        this.ctx.log.error({slot, error: errorMessage(err)}, `${what} failed`);
+        // a syncing node answers 503 (the spec's rule): the validators wait for it, which is no error
+        if (err instanceof ApiClientError && err.status === 503) this.ctx.log.info({slot, reason: errorMessage(err)}, `${what} waits: the beacon node is syncing`);
+        else this.ctx.log.error({slot, error: errorMessage(err)}, `${what} failed`);
       }
     })();
     this.inFlight.add(running);
