@@ -59,7 +59,7 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
   it(
     "three validating nodes finalize together; a late node syncs and follows; a killed node comes back",
     async () => {
-      const genesisTime = Math.floor(Date.now() / 1000) + 20;
+      const genesisTime = Math.floor(Date.now() / 1000) + 25;
       const a = start(nodeArgs(dirs[0].dir, ["--genesis-time", String(genesisTime), "--validators", "64", "--dev-validators", "0..21"]));
       const urlA = await a.restUrl();
       const addressA = await p2pAddress(urlA);
@@ -100,11 +100,24 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
 
       // no node has more than a third of the validators: finality needs all three, over the network,
       // and finalizing epoch 6 means the chain went through every fork to fulu together
+      const firstSlotOfFork = new Map<string, number>();
       const finalized = await waitFor("finality in fulu on all three nodes", 400_000, async () => {
+        const head = await fetch(`${urlA}/eth/v2/beacon/blocks/head`);
+        const version = head.headers.get("eth-consensus-version");
+        const slot = Number(((await head.json()) as {data: {message: {slot: string}}}).data.message.slot);
+        if (version && !firstSlotOfFork.has(version)) firstSlotOfFork.set(version, slot);
         const views = await Promise.all([urlA, urlB, urlC].map(chainView));
         const epochs = views.map((v) => Number(v.finalized.epoch));
         return Math.min(...epochs) >= 6 ? views : null;
       });
+      // each fork's first blocks came in its epoch (one fork per epoch), and the payloads chain on
+      const schedule = (await getJson(urlA, "/eth/v1/config/fork_schedule")).body.data as Array<{epoch: string}>;
+      expect(schedule.map((f) => f.epoch)).toEqual(["0", "1", "2", "3", "4", "5", "6"]);
+      for (const [i, fork] of ["altair", "bellatrix", "capella", "deneb", "electra", "fulu"].entries()) {
+        expect(Math.floor(firstSlotOfFork.get(fork)! / 8)).toBe(i + 1);
+      }
+      const headBlock = (await getJson(urlA, "/eth/v2/beacon/blocks/head")).body.data.message;
+      expect(Number(headBlock.body.execution_payload.block_number)).toBeGreaterThan(10);
       expect((await getJson(urlA, "/eth/v1/node/identity")).body.data.metadata.custody_group_count).toBeDefined();
       const target = Math.min(...finalized.map((v) => Number(v.finalized.epoch)));
       await waitFor("the same finalized checkpoint everywhere", 60_000, async () => {
