@@ -100,6 +100,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       metadataSeq: () => identity.metadata().seqNumber,
       checkpointRootAt: (epoch) => checkpointRootAt(chain, epoch),
       discoverPeers: (count) => void discovery?.findPeers(count, {attnets: subnets.state().dutyAttnets}),
+      gossipScore: (peer) => libp2p.services.gossipsub.getScore(peer),
     },
     {targetPeers: opts.targetPeers, maxPeers: opts.maxPeers, directPeers: opts.directPeers}
   );
@@ -146,6 +147,9 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   await libp2p.start();
   await reqResp.start();
   gossip.start();
+  // the long-lived subnets now, not at the next slot: peers that connect at once ask for our
+  // metadata, and Lodestar prunes peers that show no long-lived subnet
+  subnets.onSlot(chain.currentSlot());
   peerManager.start();
 
   const tcpPort = Number(libp2p.getMultiaddrs()[0]?.getComponents().find((c) => c.name === "tcp")?.value ?? opts.tcpPort);

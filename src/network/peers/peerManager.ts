@@ -6,7 +6,8 @@ import {EventEmitter} from "node:events";
 import {getLogger} from "../../log.ts";
 import type {BeaconLibp2p} from "../libp2p.ts";
 import {GoodbyeReason, goodbyeReasonName, irrelevantReason, type Status} from "../status.ts";
-import type {PeerAction, PeerScores} from "./peerScore.ts";
+import {GOSSIP_SCORE_THRESHOLDS} from "../gossip/scoringParams.ts";
+import {DISCONNECT_THRESHOLD, type PeerAction, type PeerScores, type ScoreState} from "./peerScore.ts";
 
 const log = getLogger("network");
 
@@ -18,6 +19,13 @@ const HEARTBEAT_MS = 5_000;
 const GOODBYE_TIMEOUT_MS = 1_000;
 /** disconnected peers remembered for the API's peer list */
 const MAX_REMEMBERED_PEERS = 200;
+/**
+ * How much gossipsub's negative score counts toward ours, as in Lighthouse and Lodestar: a peer at
+ * gossipsub's graylist threshold comes out just above the disconnect threshold. Messages that
+ * are not snappy or exceed the size limits are penalized by gossipsub alone (they never reach
+ * the node's validation), so without this a peer sending only those would stay connected.
+ */
+const GOSSIP_NEGATIVE_SCORE_WEIGHT = (DISCONNECT_THRESHOLD + 1) / GOSSIP_SCORE_THRESHOLDS.graylistThreshold;
 
 export type PeerState = "connecting" | "connected" | "disconnecting" | "disconnected";
 
@@ -68,6 +76,8 @@ export interface PeerManagerDeps {
   checkpointRootAt(epoch: number): Promise<Uint8Array | null>;
   /** asks discovery for more peers */
   discoverPeers?(count: number): void;
+  /** gossipsub's score of the peer (it keeps a negative one a while after the peer disconnects) */
+  gossipScore?(peer: string): number;
   now?: () => number;
 }
 
@@ -133,10 +143,20 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
 
   /** Records what a peer did; disconnects or bans it when its score falls too low. */
   report(peer: string, action: PeerAction, reason: string): void {
-    const state = this.deps.scores.apply(peer, action);
+    this.deps.scores.apply(peer, action);
     log.debug({peer, action, reason, score: this.deps.scores.score(peer)}, "peer penalized");
+    this.enforceScore(peer);
+  }
+
+  /** Disconnects a peer whose score, gossipsub's included, is too low, and bans it when it is lower still. */
+  private enforceScore(peer: string): ScoreState {
+    const {scores} = this.deps;
+    const state = scores.state(peer, (this.deps.gossipScore?.(peer) ?? 0) * GOSSIP_NEGATIVE_SCORE_WEIGHT);
+    // banned even when it is already on its way out (a disconnect in progress does not ban)
+    if (state === "ban" && !scores.isBanned(peer)) scores.ban(peer);
     if (state === "ban") void this.disconnect(peer, GoodbyeReason.BANNED);
     else if (state === "disconnect") void this.disconnect(peer, GoodbyeReason.SCORE_TOO_LOW);
+    return state;
   }
 
   /** A status request from a peer: record theirs (checking it), answer ours. */
@@ -233,17 +253,18 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
       const agent = await this.deps.libp2p.peerStore.get(peerIdFromString(peer)).catch(() => null);
       info.agentVersion = agent?.metadata.get("AgentVersion") ? new TextDecoder().decode(agent.metadata.get("AgentVersion")) : null;
       log.info({peer, address: info.address, headSlot: theirs.headSlot, finalizedEpoch: theirs.finalizedEpoch, peers: this.syncPeers().length}, "peer joined");
+      // a ping at once, not a ping interval later: it tells the peer our metadata sequence number, so
+      // it asks for our subnets (Lodestar prunes peers whose subnets it does not know), and gets us theirs
+      void this.pingPeer(info);
     }
     this.emit("status", peer, theirs);
   }
 
   private async heartbeat(): Promise<void> {
     const now = this.now();
-    for (const peer of this.connected()) {
-      if (this.deps.scores.state(peer.peerId) !== "healthy") {
-        void this.disconnect(peer.peerId, this.deps.scores.isBanned(peer.peerId) ? GoodbyeReason.BANNED : GoodbyeReason.SCORE_TOO_LOW);
-        continue;
-      }
+    // disconnected peers too: gossipsub's score of a peer may keep falling after we dropped it
+    for (const peer of this.all()) {
+      if (this.enforceScore(peer.peerId) !== "healthy" || peer.state !== "connected") continue;
       if (now - peer.lastPingMs >= PING_INTERVAL_MS) void this.pingPeer(peer);
       if (peer.status !== null && now - peer.lastStatusMs >= STATUS_INTERVAL_MS) void this.requestStatus(peer.peerId);
     }

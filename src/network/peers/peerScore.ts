@@ -65,8 +65,9 @@ export class PeerScores {
     return entry !== undefined && entry.bannedUntilMs > this.now();
   }
 
-  state(peer: string): ScoreState {
-    return this.isBanned(peer) ? "ban" : this.stateOf(this.score(peer));
+  /** What should happen to the peer; `penalty` (≤ 0) is a score from elsewhere added to ours, e.g. gossipsub's. */
+  state(peer: string, penalty = 0): ScoreState {
+    return this.isBanned(peer) ? "ban" : this.stateOf(this.score(peer) + Math.min(0, penalty));
   }
 
   /** Forgets peers whose score has decayed back to about zero and whose ban is over. */

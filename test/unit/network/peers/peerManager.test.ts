@@ -45,6 +45,8 @@ interface TestNode {
   goodbyes: {peer: string; reason: bigint}[];
   /** resolves with the first goodbye reason this node receives */
   goodbye: Promise<bigint>;
+  /** resolves with the peer and sequence number of the first ping this node receives */
+  pinged: Promise<{peer: string; seq: bigint}>;
   stop(): Promise<void>;
 }
 
@@ -67,6 +69,8 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
   const goodbyes: TestNode["goodbyes"] = [];
   let onGoodbye: (reason: bigint) => void = () => undefined;
   const goodbye = new Promise<bigint>((resolve) => (onGoodbye = resolve));
+  let onPinged: (ping: {peer: string; seq: bigint}) => void = () => undefined;
+  const pinged = new Promise<{peer: string; seq: bigint}>((resolve) => (onPinged = resolve));
   // the handlers reach the peer manager built after them, as in src/network/index.ts
   let manager: PeerManager | null = null;
   const reqResp = new ReqResp({
@@ -80,7 +84,10 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
         onGoodbye(reason);
         manager!.onGoodbye(peer, reason);
       },
-      onPing: () => METADATA.seqNumber,
+      onPing: (peer, seq) => {
+        onPinged({peer, seq});
+        return METADATA.seqNumber;
+      },
       onMetadata: () => METADATA,
       onBeaconBlocksByRange: async function* () {},
       onBeaconBlocksByRoot: async function* () {},
@@ -113,6 +120,7 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
     status,
     goodbyes,
     goodbye,
+    pinged,
     stop: async () => {
       await peers.stop();
       await reqResp.stop();
@@ -169,6 +177,17 @@ describe("PeerManager with real libp2p nodes", () => {
     expect(b.peers.all()).toEqual([expect.objectContaining({peerId: a.id, direction: "inbound", state: "connected"})]);
     expect(a.goodbyes).toEqual([]);
     expect(b.goodbyes).toEqual([]);
+  });
+
+  it("pings a peer as soon as it joins (not a ping interval later) and fetches its metadata", async () => {
+    const a = await startNode(statusOf(10));
+    const b = await startNode(statusOf(20), {managed: false});
+    await dial(a, b);
+    await statusFrom(a, b);
+    expect(await withTimeout(b.pinged, "a ping")).toEqual({peer: a.id, seq: METADATA.seqNumber});
+    const deadline = Date.now() + EVENT_TIMEOUT_MS;
+    while (!a.peers.get(b.id)?.metadata && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(a.peers.get(b.id)?.metadata).toEqual(expect.objectContaining({seqNumber: METADATA.seqNumber, attnets: METADATA.attnets}));
   });
 
   it("tells a node of another fork digest goodbye (IRRELEVANT_NETWORK), disconnects and bans it; the gater refuses it after", async () => {
