@@ -100,7 +100,7 @@ export class GossipRouter {
         await this.deps.gossipsub.publish(topic, bytes);
       } catch (e) {
         // no peer on the topic yet is normal on a small network
-        log.debug({topic, err: (e as Error).message}, "gossip publish failed");
+        log.debug({gossipTopic: topic, err: (e as Error).message}, "gossip publish failed");
       }
     }
   }
@@ -135,17 +135,17 @@ export class GossipRouter {
       try {
         object = gossipSszType(topic.type, topic.boundary.fork).deserialize(msg.data);
       } catch (e) {
-        log.debug({topic: msg.topic, from, err: (e as Error).message}, "gossip message does not decode");
+        log.debug({gossipTopic: msg.topic, from, err: (e as Error).message}, "gossip message does not decode");
         this.deps.onRejected(from, `${topic.type} does not decode`);
         return report(TopicValidatorResult.Reject);
       }
       const outcome = await validator(topic, object, from);
       if (outcome.parentUnknown && topic.type === "beacon_block") this.deps.onParentUnknown(object as SignedBeaconBlock, from);
-      if (outcome.result !== "ACCEPT") log.debug({topic: topic.type, from, result: outcome.result, reason: outcome.reason}, "gossip message not accepted");
+      if (outcome.result !== "ACCEPT") log.debug({type: topic.type, from, result: outcome.result, reason: outcome.reason}, "gossip message not accepted");
       if (outcome.result === "REJECT") this.deps.onRejected(from, `${topic.type}: ${outcome.reason}`);
       report(outcome.result === "ACCEPT" ? TopicValidatorResult.Accept : outcome.result === "IGNORE" ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject);
     } catch (e) {
-      log.warn({topic: msg.topic, from, err: (e as Error).message}, "gossip validation failed");
+      log.warn({gossipTopic: msg.topic, from, err: (e as Error).message}, "gossip validation failed");
       report(TopicValidatorResult.Ignore);
     } finally {
       this.inFlight--;
