@@ -61,7 +61,17 @@ describe("a node under attack by hostile peers", () => {
   async function connectHostile(): Promise<HostilePeer> {
     const peer = await createHostilePeer(config, currentEpoch, () => view.chainStatus(forkDigest()));
     hostiles.push(peer);
-    await peer.libp2p.dial(nodeAddress, {signal: AbortSignal.timeout(10_000)});
+    // the node's libp2p admits 5 new inbound connections a second from one address, and every
+    // peer of this test (and each redial after a ban) comes from 127.0.0.1: retry as a peer would
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await peer.libp2p.dial(nodeAddress, {signal: AbortSignal.timeout(10_000)});
+        break;
+      } catch (e) {
+        if (attempt >= 5) throw e;
+        await new Promise((r) => setTimeout(r, 1_100));
+      }
+    }
     const theirs = await peer.reqResp.status(nodePeerId, await view.chainStatus(forkDigest()));
     expect(hex(theirs.forkDigest)).toBe(hex(forkDigest()));
     await node.waitForLog((l) => l.msg === "peer joined" && l.peer === peer.peerId, 15_000, "the node to accept the hostile peer");
@@ -90,6 +100,9 @@ describe("a node under attack by hostile peers", () => {
       .catch((e: Error) => `refused: ${e.message}`);
     expect(redial).toMatch(/^refused/);
     expect(await view.peerState(peer.peerId)).toBe("disconnected");
+    // gone for good: its libp2p would otherwise keep redialing from 127.0.0.1, using up the
+    // node's allowance of new connections from that address for the next peer of the test
+    await peer.stop();
   }
 
   beforeAll(async () => {
