@@ -87,7 +87,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       onBeaconBlocksByRange: (_peer, req) => blocksByRange(chain, req.startSlot, req.count, req.step),
       onBeaconBlocksByRoot: (_peer, roots) => blocksByRoot(chain, roots),
     },
-    onPeerMisbehaved: (peer, reason, severity) => peers!.report(peer, severity === "fatal" ? "fatal" : severity, reason),
+    onPeerMisbehaved: (peer, reason, severity) => peers!.report(peer, severity, reason),
   });
 
   peers = new PeerManager(
@@ -150,7 +150,6 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   // the long-lived subnets now, not at the next slot: peers that connect at once ask for our
   // metadata, and Lodestar prunes peers that show no long-lived subnet
   subnets.onSlot(chain.currentSlot());
-  peerManager.start();
 
   const tcpPort = Number(libp2p.getMultiaddrs()[0]?.getComponents().find((c) => c.name === "tcp")?.value ?? opts.tcpPort);
   // the ENR advertises where others reach us: --enr-address, else a specific listen address
@@ -174,6 +173,8 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     libp2p.getMultiaddrs().map((a) => a.toString()),
     discovery?.discoveryAddresses() ?? []
   );
+  // last, once discovery exists: the peer manager's first heartbeat dials and asks discovery for peers
+  peerManager.start();
   log.info({peerId: identity.peerId, addresses: identity.p2pAddresses(), enr: identity.enr()}, "network started");
 
   const onSlot = (slot: number) => {

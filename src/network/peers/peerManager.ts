@@ -109,6 +109,8 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   start(): void {
     this.deps.libp2p.addEventListener("connection:open", this.onConnect);
     this.deps.libp2p.addEventListener("peer:disconnect", this.onDisconnect);
+    // peers that connected while the rest of the network was starting
+    for (const connection of this.deps.libp2p.getConnections()) this.onConnectionOpen(connection);
     this.timer = setInterval(() => void this.heartbeat(), HEARTBEAT_MS);
     this.timer.unref();
     void this.heartbeat();
