@@ -108,6 +108,22 @@ function withOutput(e: unknown, node: NodeProcess | null, lodestar: LodestarProc
   return new Error(`${(e as Error).message}\n--- beacon-gateway:\n${ours}\n--- Lodestar:\n${lodestar?.output() ?? ""}`);
 }
 
+/**
+ * `follower` follows `source` over the wire: they are connected, on one genesis, the follower
+ * reaches the source's head by range sync and then takes its heads from gossip, says it is not
+ * syncing, and the connection held throughout (our node accepted Lodestar exactly once).
+ */
+async function expectFollowing(source: string, follower: string, us: {url: string; id: string}, them: {url: string; id: string}, node: NodeProcess): Promise<void> {
+  await expectConnected(us, them);
+  expect((await chainView(follower)).genesisValidatorsRoot).toBe((await chainView(source)).genesisValidatorsRoot);
+  expect(await expectSynced(source, follower)).toBeGreaterThanOrEqual(HEAD_BEFORE_JOIN);
+  await expectFollows(source, follower, FOLLOWED_HEADS);
+  expect((await getJson(follower, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
+  await expectConnected(us, them);
+  expect((await getJson(them.url, "/eth/v1/node/peer_count")).body.data.connected).toBe("1");
+  expect(joins(node, them.id)).toBe(1);
+}
+
 describe("interop with Lodestar 1.5.1 on loopback", () => {
   beforeAll(async () => {
     await installLodestarPeer();
@@ -132,20 +148,10 @@ describe("interop with Lodestar 1.5.1 on loopback", () => {
         const theirId = await peerId(lodestar.restUrl);
         const us = {url, id: ourId};
         const them = {url: lodestar.restUrl, id: theirId};
-        await expectConnected(us, them);
-        expect((await chainView(lodestar.restUrl)).genesisValidatorsRoot).toBe((await chainView(url)).genesisValidatorsRoot);
-        const syncedAt = await expectSynced(url, lodestar.restUrl);
-        expect(syncedAt).toBeGreaterThanOrEqual(HEAD_BEFORE_JOIN);
-
-        await expectFollows(url, lodestar.restUrl, FOLLOWED_HEADS);
-        expect((await getJson(lodestar.restUrl, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
+        await expectFollowing(url, lodestar.restUrl, us, them, node);
         // Lodestar runs no validators here: what its pool holds came from our gossip
         const pool = (await getJson(lodestar.restUrl, "/eth/v1/beacon/pool/attestations")).body.data as unknown[];
         expect(pool.length).toBeGreaterThan(0);
-
-        await expectConnected(us, them);
-        expect((await getJson(lodestar.restUrl, "/eth/v1/node/peer_count")).body.data.connected).toBe("1");
-        expect(joins(node, theirId)).toBe(1);
       } catch (e) {
         throw withOutput(e, node, lodestar);
       } finally {
@@ -178,17 +184,7 @@ describe("interop with Lodestar 1.5.1 on loopback", () => {
         const url = await node.restUrl();
         const us = {url, id: await peerId(url)};
         const them = {url: lodestar.restUrl, id: theirId};
-        await expectConnected(us, them);
-        expect((await chainView(url)).genesisValidatorsRoot).toBe((await chainView(lodestar.restUrl)).genesisValidatorsRoot);
-        const syncedAt = await expectSynced(lodestar.restUrl, url);
-        expect(syncedAt).toBeGreaterThanOrEqual(HEAD_BEFORE_JOIN);
-
-        await expectFollows(lodestar.restUrl, url, FOLLOWED_HEADS);
-        expect((await getJson(url, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
-
-        await expectConnected(us, them);
-        expect((await getJson(lodestar.restUrl, "/eth/v1/node/peer_count")).body.data.connected).toBe("1");
-        expect(joins(node, theirId)).toBe(1);
+        await expectFollowing(lodestar.restUrl, url, us, them, node);
       } catch (e) {
         throw withOutput(e, node, lodestar);
       } finally {
