@@ -1,53 +1,61 @@
-import {describe, expect, it} from "@jest/globals";
+import {afterEach, beforeEach, describe, expect, it, jest} from "@jest/globals";
 import {SlotClock} from "../../../src/validator/clock.ts";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Jest's fake timers drive both the clock's timers and its `now` (Date.now): no test waits on the wall clock. */
+const START_MS = 1_700_000_000_000;
 
 describe("SlotClock", () => {
-  it("ticks every slot at the slot start computed from genesis, without skipping or repeating", async () => {
-    const genesisSec = Math.floor(Date.now() / 1000) - 10;
-    const clock = new SlotClock(genesisSec, 100);
+  beforeEach(() => {
+    jest.useFakeTimers({now: START_MS});
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  it("ticks every slot at the slot start computed from genesis, without skipping or repeating", () => {
+    const clock = new SlotClock(START_MS / 1000 - 10, 100);
     const ticks: {slot: number; late: number}[] = [];
     clock.start((slot) => {
       ticks.push({slot, late: Date.now() - clock.slotStartMs(slot)});
-      // A busy tick must not push the following ones later.
-      const until = Date.now() + 30;
-      while (Date.now() < until);
+      // A busy tick (30 ms) must not push the following ones later.
+      jest.setSystemTime(Date.now() + 30);
     });
-    await sleep(650);
+    jest.advanceTimersByTime(650);
     clock.stop();
     const count = ticks.length;
-    await sleep(200);
+    jest.advanceTimersByTime(200);
     expect(ticks.length).toBe(count);
-    expect(count).toBeGreaterThanOrEqual(5);
+    expect(count).toBeGreaterThanOrEqual(6);
     ticks.forEach((t, k) => {
       if (k > 0) expect(t.slot).toBe(ticks[k - 1].slot + 1);
+      // at most the previous tick's busy time: lateness never adds up from tick to tick
       expect(t.late).toBeGreaterThanOrEqual(0);
-      expect(t.late).toBeLessThan(60);
+      expect(t.late).toBeLessThanOrEqual(30);
     });
   });
 
-  it("waits for genesis: the first tick is slot 0 at genesis time", async () => {
-    const genesisSec = Date.now() / 1000 + 0.1;
-    const clock = new SlotClock(genesisSec, 1000);
+  it("waits for genesis: the first tick is slot 0 at genesis time", () => {
+    const clock = new SlotClock(START_MS / 1000 + 0.1, 1000);
     expect(clock.currentSlot()).toBe(-1);
     const ticks: number[] = [];
     clock.start((slot) => ticks.push(slot));
-    await sleep(150);
+    jest.advanceTimersByTime(99);
+    expect(ticks).toEqual([]);
+    jest.advanceTimersByTime(51);
     clock.stop();
     expect(ticks).toEqual([0]);
   });
 
-  it("runs a task at an offset into a slot, at once if that time has passed, never after stop", async () => {
-    const clock = new SlotClock(Math.floor(Date.now() / 1000) - 1, 1000);
+  it("runs a task at an offset into a slot, at once if that time has passed, never after stop", () => {
+    const clock = new SlotClock(START_MS / 1000 - 1, 1000);
     const slot = clock.currentSlot();
     const ran: string[] = [];
     clock.runAt(slot - 1, 0, () => ran.push("past"));
     clock.runAt(slot + 5, 0, () => ran.push("future"));
-    await sleep(10);
+    jest.advanceTimersByTime(10);
     clock.stop();
     clock.runAt(slot - 1, 0, () => ran.push("after stop"));
-    await sleep(10);
+    jest.advanceTimersByTime(10_000);
     expect(ran).toEqual(["past"]);
   });
 });
