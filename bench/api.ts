@@ -1,131 +1,17 @@
 // `npm run bench:api`: requests per second and latency of a few REST endpoints of a live dev
 // node, beside a bare Node http server answering a constant (the ceiling on this machine).
 // Both servers run as their own processes; autocannon drives them from this one, over loopback.
-import autocannon from "autocannon";
-import {spawn, type ChildProcess} from "node:child_process";
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {createInterface} from "node:readline";
 import {fileURLToPath} from "node:url";
+import type {ChildProcess} from "node:child_process";
+import {CEILING_SERVER, HOST, type Measurement, type Target, chainClock, measure, printTable, startServer, stop, waitForHeadSlot} from "./harness.ts";
 
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
-const HOST = "127.0.0.1";
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 /** the dev chain needs a few slots before every endpoint has something to answer */
 const MIN_HEAD_SLOT = 2;
 const VALIDATORS = 64;
-
-interface Target {
-  name: string;
-  /** a function when the path depends on the clock (computed just before the endpoint's run) */
-  path: string | (() => string);
-  method?: "GET" | "POST";
-  body?: string;
-}
-
-interface Measurement {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  /** non-2xx answers and connection errors */
-  failed: number;
-}
-
-/** The bare server: one constant JSON answer, no routing, no framework. */
-const CEILING_SERVER = `
-const http = require("node:http");
-const body = JSON.stringify({data: {version: "ceiling"}});
-const server = http.createServer((req, res) => res.writeHead(200, {"Content-Type": "application/json"}).end(body));
-server.listen(0, "${HOST}", () => console.log(JSON.stringify({msg: "listening", port: server.address().port})));
-`;
-
-/** Starts a process and resolves with the port it reports, from a JSON log line whose `msg` matches. */
-function startServer(args: string[], readyMsg: string): Promise<{proc: ChildProcess; port: number}> {
-  const proc = spawn(process.execPath, args, {stdio: ["ignore", "pipe", "inherit"]});
-  return new Promise((resolve, reject) => {
-    proc.once("exit", (code) => reject(new Error(`${args.join(" ")} exited (${code}) before listening`)));
-    createInterface({input: proc.stdout!}).on("line", (line) => {
-      try {
-        const entry = JSON.parse(line) as {msg?: string; port?: number};
-        if (entry.msg === readyMsg && typeof entry.port === "number") resolve({proc, port: entry.port});
-      } catch {
-        // not a JSON line
-      }
-    });
-  });
-}
-
-async function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((resolve) => proc.once("exit", resolve));
-  proc.kill("SIGTERM");
-  await exited;
-}
-
-async function getData(base: string, path: string): Promise<any> {
-  const res = await fetch(base + path);
-  if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status}`);
-  return ((await res.json()) as {data: any}).data;
-}
-
-/** The chain's clock, from the node's own genesis and spec. */
-async function chainClock(base: string): Promise<() => {slot: number; epoch: number}> {
-  const [genesis, spec] = await Promise.all([getData(base, "/eth/v1/beacon/genesis"), getData(base, "/eth/v1/config/spec")]);
-  const genesisTime = Number(genesis.genesis_time);
-  const secondsPerSlot = Number(spec.SECONDS_PER_SLOT);
-  const slotsPerEpoch = Number(spec.SLOTS_PER_EPOCH);
-  return () => {
-    const slot = Math.max(0, Math.floor((Date.now() / 1000 - genesisTime) / secondsPerSlot));
-    return {slot, epoch: Math.floor(slot / slotsPerEpoch)};
-  };
-}
-
-async function waitForHeadSlot(base: string, minSlot: number): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      if (Number((await getData(base, "/eth/v1/beacon/headers/head")).header.message.slot) >= minSlot) return;
-    } catch {
-      // not ready yet
-    }
-    if (Date.now() > deadline) throw new Error(`the dev chain did not reach slot ${minSlot}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-async function measure(base: string, target: Target): Promise<Measurement> {
-  const result = await autocannon({
-    url: base + (typeof target.path === "string" ? target.path : target.path()),
-    method: target.method ?? "GET",
-    body: target.body,
-    headers: target.body ? {"content-type": "application/json"} : undefined,
-    connections: CONNECTIONS,
-    duration: DURATION_S,
-  });
-  return {name: target.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors};
-}
-
-/** autocannon's latency histogram counts whole milliseconds */
-const millis = (ms: number): string => (ms < 1 ? "<1" : ms.toFixed(0));
-
-function printTable(ceiling: Measurement, rows: Measurement[]): void {
-  const header = ["endpoint", "req/s", "p50 ms", "p99 ms", "of ceiling", "failed"];
-  const lines = [ceiling, ...rows].map((m) => [
-    m.name,
-    m.rps.toFixed(0),
-    millis(m.p50),
-    millis(m.p99),
-    m === ceiling ? "1.00" : (m.rps / ceiling.rps).toFixed(3),
-    String(m.failed),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const row = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  console.log(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
-  console.log(`\n${CONNECTIONS} connections, ${DURATION_S} s per endpoint, loopback ${HOST}; latency in whole ms; "failed": non-2xx answers and errors.`);
-}
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-api-"));
@@ -148,6 +34,7 @@ async function main(): Promise<void> {
       {name: "GET /eth/v1/beacon/headers/head", path: "/eth/v1/beacon/headers/head"},
       {name: "GET /eth/v1/validator/attestation_data", path: () => `/eth/v1/validator/attestation_data?slot=${clock().slot}&committee_index=0`},
       {name: `POST /eth/v1/validator/duties/attester (${VALIDATORS})`, path: () => `/eth/v1/validator/duties/attester/${clock().epoch}`, method: "POST", body: indices},
+      {name: "GET /eth/v1/beacon/states/head/validators?id=1", path: "/eth/v1/beacon/states/head/validators?id=1"},
       {name: "GET /eth/v1/beacon/states/head/validators", path: "/eth/v1/beacon/states/head/validators"},
     ];
     const rows: Measurement[] = [];

@@ -5,9 +5,10 @@ import {paramCount, type LegacyMethod, type LegacyParam} from "./methods.ts";
  * The few places where the legacy interface and REST differ in shape, and the number encoding.
  *
  * Params: positional JSON values become a REST request. A path, query or header argument takes
- * a string or a non-negative integer (a query list also takes an array of them); a body takes a
- * JSON object or array (its integers sent as REST's decimal strings), or a string where the
- * route takes a text body (setGraffiti, setLogLevel: sent as `text/plain`).
+ * a string or a non-negative integer (a query list also takes an array of them) that the
+ * route's own parser accepts; a body takes a JSON object or array (its integers sent as REST's
+ * decimal strings), or a string where the route takes a text body (setGraffiti, setLogLevel:
+ * sent as `text/plain`). Anything else is -32602, before any REST call.
  *
  * Results: the legacy interface wrote integers as JSON numbers where REST writes decimal
  * strings. A string of the REST `data` becomes a number only where the route's own codec reads
@@ -40,14 +41,6 @@ export function exactIntegers(_key: string, value: unknown, context?: {source?: 
   return value;
 }
 
-/**
- * Methods whose spec param is one item where REST takes a JSON array of them (the legacy
- * interface took one attestation or aggregate per call): one item is sent as a list of one;
- * an array is sent as it is.
- */
-const ONE_ITEM_OF_LIST: ReadonlySet<string> = new Set(["post_v1_beacon_pool_attestations", "post_v1_validator_aggregate_and_proofs"]);
-export const takesOneItemOfList = (method: string): boolean => ONE_ITEM_OF_LIST.has(method);
-
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
@@ -60,7 +53,7 @@ function invalid(method: LegacyMethod, index: number, param: LegacyParam, proble
 }
 
 /** A scalar param as the string REST takes; undefined when it is not a string or a non-negative integer. */
-function scalarText(value: unknown): string | undefined {
+export function scalarText(value: unknown): string | undefined {
   if (typeof value === "string") return value;
   if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return String(value);
   if (isRawJSON(value) && DECIMAL.test(value.rawJSON)) return value.rawJSON;
@@ -103,7 +96,7 @@ export function buildRequest(method: LegacyMethod, params: unknown[]): WireReque
         return;
       }
       if (typeof value !== "object") throw invalid(method, i, param, `must be a JSON object or array, not ${describe(value)}`);
-      const body = takesOneItemOfList(method.name) && !Array.isArray(value) ? [value] : value;
+      const body = method.oneItemOfList && !Array.isArray(value) ? [value] : value;
       req.headers["content-type"] = "application/json";
       req.body = new TextEncoder().encode(JSON.stringify(integersToStrings(body)));
       return;
@@ -113,6 +106,12 @@ export function buildRequest(method: LegacyMethod, params: unknown[]): WireReque
     if (texts.some((t) => t === undefined)) {
       const wanted = def.in === "query" ? "a string, a non-negative integer or an array of them" : "a string or a non-negative integer";
       throw invalid(method, i, param, `must be ${wanted}, not ${describe(value)}`);
+    }
+    // the route's own parser: a value REST would refuse is a bad param, answered before any call
+    try {
+      def.codec.parse(texts as string[], def.name);
+    } catch (e) {
+      throw invalid(method, i, param, `is invalid: ${(e as Error).message}`);
     }
     if (def.in === "path") req.params[def.name] = texts[0]!;
     else if (def.in === "query") req.query[def.name] = texts as string[];

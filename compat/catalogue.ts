@@ -1,7 +1,8 @@
 /**
- * The removed JSON-RPC interface's method catalogue (product spec, section 4.3): every name a
- * legacy script may call, in the spec's order. This is the legacy side only; what each method
- * maps to comes from the route table (see methods.ts).
+ * The removed JSON-RPC interface's method catalogue: the product spec's list (section 4.3), in
+ * its order, and the two methods the removed server had that the list omits
+ * (../shared/legacy-jsonrpc.md). This is the legacy side only; what each method maps to is
+ * compat's table (table.ts).
  */
 
 export interface CatalogueEntry {
@@ -10,6 +11,8 @@ export interface CatalogueEntry {
   extension: boolean;
   /** the spec lists the method without a parameter shape: compat takes its REST endpoint's parameters, in order */
   unshaped?: true;
+  /** the removed server had it, the spec's list omits it */
+  outsideSpec?: true;
 }
 
 const standard = (method: string, unshaped?: true): CatalogueEntry => ({method, extension: false, ...(unshaped ? {unshaped} : {})});
@@ -30,6 +33,7 @@ export const LEGACY_CATALOGUE: readonly CatalogueEntry[] = [
   standard("get_v1_beacon_blocks_blockId"),
   standard("get_v1_beacon_blocks_blockId_root"),
   standard("get_v1_beacon_blocks_blockId_attestations"),
+  {method: "get_v1_beacon_pool_attestations", extension: false, outsideSpec: true},
   standard("post_v1_beacon_pool_attestations"),
   standard("get_v1_beacon_pool_attester_slashings"),
   standard("post_v1_beacon_pool_attester_slashings"),
@@ -55,6 +59,7 @@ export const LEGACY_CATALOGUE: readonly CatalogueEntry[] = [
   standard("get_v1_config_spec"),
   standard("get_v1_config_deposit_contract"),
   standard("get_v1_debug_beacon_states_stateId"),
+  {method: "get_v1_debug_beacon_heads", extension: false, outsideSpec: true},
   standard("get_v2_debug_beacon_heads", true),
   extension("getBeaconHead"),
   extension("getChainHead"),

@@ -1,18 +1,26 @@
 import jayson from "jayson/promise/index.js";
 import {createServer, type IncomingMessage, type ServerResponse} from "node:http";
-import {ApiClientError, bodyText, readResponse, type Transport} from "../src/api/client.ts";
+import {ApiClientError, bodyText, isRouteMissing, readResponse, type Transport} from "../src/api/client.ts";
 import type {Route} from "../src/api/routes/types.ts";
 import type {WireRequest, WireResponse} from "../src/api/wire.ts";
 import {listen, type ListeningServer} from "../src/api/server/listen.ts";
 import {getLogger} from "../src/log.ts";
-import {InvalidParamsError, buildRequest, exactIntegers, toLegacyNumbers, valueField, type Encoding} from "./adapters.ts";
-import {legacyMethods, type LegacyMethod} from "./methods.ts";
+import {InvalidParamsError, buildRequest, exactIntegers, scalarText, toLegacyNumbers, type Encoding} from "./adapters.ts";
+import type {ReadRest} from "./fillers.ts";
+import {forkAtSlot} from "./forks.ts";
+import {routes} from "../src/api/routes/index.ts";
+import {legacyMethods, type ArgDef, type LegacyMethod} from "./methods.ts";
+import type {Answer} from "./results.ts";
+import type {Registry} from "prom-client";
+import {RequestMetrics} from "../src/metrics/requests.ts";
+import {BoundedLabel} from "../src/metrics/labels.ts";
 
 /**
  * The legacy JSON-RPC 2.0 interface (jayson) in front of the REST handlers: each method of the
- * table (methods.ts) is forwarded, as a REST request, over a Transport — the node's handlers
+ * table (table.ts) is forwarded, as a REST request, over a Transport — the node's handlers
  * in-process, or `httpTransport(upstream)` for any beacon node's REST API — and the REST
- * answer's `data` is the result. No beacon logic lives here.
+ * answer (its `data`, or what the method's selector picks of it) is the result. No beacon
+ * logic lives here.
  */
 
 export interface CompatOptions {
@@ -21,6 +29,8 @@ export interface CompatOptions {
   encoding: Encoding;
   /** the upstream's REST URL when forwarding over HTTP (named in errors); absent in-process */
   upstream?: string;
+  /** counts calls and their latency by method and outcome on this registry (the node's, with --metrics) */
+  metricsRegistry?: Registry;
 }
 
 export interface CompatServerOptions extends CompatOptions {
@@ -58,26 +68,76 @@ function restError(method: LegacyMethod, err: ApiClientError, upstream: string |
     const message = `${method.name} needs ${route.method} ${route.path}, an extension endpoint of beacon-gateway, which the beacon node at ${upstream} does not serve (HTTP ${err.status})`;
     return rpcError(METHOD_NOT_FOUND, message, data);
   }
+  // another client's node that predates the route (Lodestar 1.5.1 has no v2 pool routes, say)
+  if (upstream !== undefined && isRouteMissing(err)) {
+    return rpcError(METHOD_NOT_FOUND, `${method.name} needs ${route.method} ${route.path}, which the beacon node at ${upstream} does not serve (HTTP ${err.status})`, data);
+  }
   return rpcError(SERVER_ERROR, err.message, data);
 }
 
-/** The result of a REST answer: its `data` (or the legacy `result` key of it), in the chosen encoding. */
+/** The REST answer as the legacy result: its `data` (the status, `true` for no body), then the method's selector. */
 function resultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding): unknown {
   const route: Route = method.route;
   const text = bodyText(res.body);
-  // throws ApiClientError for a REST error; decodes the data with the route's codec otherwise
-  const decoded = readResponse(route, {...res, body: text}) as {data: unknown} | undefined;
-  const response = route.response;
-  if (response.kind === "empty") return true;
-  if (response.kind !== "data") return decoded!.data;
-  const body = JSON.parse(text) as Record<string, unknown>;
-  let json = response.unwrapped ? body : body.data;
-  let value = decoded!.data;
-  if (method.result !== undefined) {
-    value = valueField(value, method.result);
-    json = (json as Record<string, unknown>)[method.result];
+  if (route.response.kind === "status" && method.statusResults.includes(res.status)) {
+    return pickResult(method, {json: res.status, value: res.status}, encoding);
   }
-  return encoding === "legacy" ? toLegacyNumbers(json, value) : json;
+  // throws ApiClientError for a REST error; decodes the data with the route's codec otherwise
+  const decoded = readResponse(route, {...res, body: text}) as {data: unknown} | number | undefined;
+  const response = route.response;
+  let answer: Answer;
+  if (response.kind === "empty") answer = {json: true, value: true};
+  else if (response.kind === "status") answer = {json: res.status, value: res.status};
+  else if (response.kind === "data") {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    answer = {json: response.unwrapped ? body : body.data, value: (decoded as {data: unknown}).data};
+  } else throw new Error(`${route.operationId} is not a JSON answer`);
+  return pickResult(method, answer, encoding);
+}
+
+function pickResult(method: LegacyMethod, base: Answer, encoding: Encoding): unknown {
+  const answer = method.result ? method.result.pick(base) : base;
+  return encoding === "legacy" ? toLegacyNumbers(answer.json, answer.value) : answer.json;
+}
+
+/** Reads another REST answer's `data` over the same transport (for fillers). */
+function restReader(transport: Transport): ReadRest {
+  return async (operationId, partial) => {
+    const route = routes[operationId] as Route;
+    const res = await transport(route, {params: {}, query: {}, headers: {accept: "application/json"}, ...partial});
+    const text = bodyText(res.body);
+    readResponse(route, {...res, body: text});
+    return (JSON.parse(text) as {data: unknown}).data;
+  };
+}
+
+/** The route arguments the call left out that the method's fillers find. */
+async function fillArgs(method: LegacyMethod, req: WireRequest, transport: Transport): Promise<void> {
+  for (const [arg, filler] of Object.entries(method.fill)) {
+    const def = (method.route.args as Record<string, ArgDef>)[arg]!;
+    if (def.in === "body") continue;
+    const where = def.in === "path" ? req.params : def.in === "query" ? req.query : req.headers;
+    const name = def.in === "header" ? def.name.toLowerCase() : def.name;
+    if (where[name] !== undefined) continue;
+    const value = await filler.find(req, restReader(transport));
+    if (def.in === "query") req.query[name] = [value];
+    else if (def.in === "path") req.params[name] = value;
+    else req.headers[name] = value;
+  }
+}
+
+/** The route's `fork` header for a body that did not carry it: the fork of the slot the body names. */
+async function setForkOfBody(method: LegacyMethod, req: WireRequest, transport: Transport): Promise<void> {
+  if (!method.forkOfBody || req.body === undefined) return;
+  const body = JSON.parse(new TextDecoder().decode(req.body)) as unknown;
+  const slot = scalarText(method.forkOfBody(body));
+  const param = method.params.find((p) => p.def.in === "body")!;
+  if (slot === undefined || !/^[0-9]+$/.test(slot)) {
+    throw new InvalidParamsError(`${method.name}: param ${method.params.indexOf(param) + 1} (${param.name}) has no slot to tell its fork by`);
+  }
+  const fork = (method.route.args as Record<string, ArgDef>).fork!;
+  const header = fork.in === "header" ? fork.name.toLowerCase() : "eth-consensus-version";
+  req.headers[header] = await forkAtSlot(transport, slot);
 }
 
 /** Calls one legacy method: its REST request over the transport, and the result (or a JSON-RPC error thrown). */
@@ -92,8 +152,12 @@ export async function callLegacyMethod(method: LegacyMethod, params: unknown, op
   }
   let res: WireResponse;
   try {
+    await setForkOfBody(method, req, opts.transport);
+    await fillArgs(method, req, opts.transport);
     res = await opts.transport(method.route, req);
   } catch (e) {
+    if (e instanceof InvalidParamsError) throw rpcError(INVALID_PARAMS, e.message);
+    if (e instanceof ApiClientError) throw restError(method, e, opts.upstream);
     const where = opts.upstream ? ` at ${opts.upstream}` : "";
     throw rpcError(SERVER_ERROR, `cannot reach the beacon node${where}: ${(e as Error).message}`);
   }
@@ -124,6 +188,17 @@ export function createJsonRpc(opts: CompatOptions): (requestText: string) => Pro
     };
   }
   const server = new jayson.Server(handlers);
+  const call = async (request: unknown): Promise<unknown> =>
+    invalidRequest(request) ?? new Promise<unknown>((resolve) => server.call(request as never, (error: unknown, success: unknown) => resolve(error ?? success)));
+  const metrics = opts.metricsRegistry ? callMetrics(opts.metricsRegistry) : null;
+  const answer = !metrics
+    ? call
+    : async (request: unknown): Promise<unknown> => {
+        const started = performance.now();
+        const reply = await call(request);
+        metrics.observe(request, reply, (performance.now() - started) / 1000);
+        return reply;
+      };
   return async (requestText) => {
     let request: unknown;
     try {
@@ -131,9 +206,60 @@ export function createJsonRpc(opts: CompatOptions): (requestText: string) => Pro
     } catch (e) {
       return JSON.stringify({jsonrpc: "2.0", id: null, error: rpcError(-32700, "Parse error", (e as Error).message)});
     }
-    const reply = await new Promise<unknown>((resolve) => server.call(request as never, (error: unknown, success: unknown) => resolve(error ?? success)));
+    if (Array.isArray(request) && request.length > 0) {
+      const replies = (await Promise.all(request.map(answer))).filter((r) => r !== undefined);
+      return replies.length === 0 ? undefined : JSON.stringify(replies);
+    }
+    const reply = await answer(request);
     return reply === undefined ? undefined : JSON.stringify(reply);
   };
+}
+
+/** The outcome label: "ok", or one of the error codes this server answers with ("other" for anything else). */
+const OUTCOMES = new BoundedLabel(["ok", ...[-32700, -32600, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR, SERVER_ERROR].map(String)], "other");
+
+/** JSON-RPC calls by method (the table's names; any other is "unknown") and outcome; a notification's has no reply: "ok". */
+function callMetrics(registry: Registry) {
+  const metrics = new RequestMetrics(registry, {
+    prefix: "beacon_gateway_jsonrpc_calls",
+    what: "JSON-RPC calls",
+    label: "method",
+    known: [...legacyMethods.values()].map((m) => m.name),
+    other: "unknown",
+  });
+  return {
+    observe(request: unknown, reply: unknown, seconds: number): void {
+      const method = isObject(request) && typeof request.method === "string" ? request.method : undefined;
+      const error = isObject(reply) && isObject(reply.error) ? reply.error.code : undefined;
+      metrics.observe(method, OUTCOMES.of(error === undefined ? "ok" : String(error)), seconds);
+    },
+  };
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/**
+ * The -32600 reply to a request object that is not a valid call; undefined for a valid one. Its
+ * `id` is the request's when that can be read (a string, a number or null), as common JSON-RPC
+ * servers answer, and null otherwise.
+ */
+function invalidRequest(request: unknown): object | undefined {
+  const problem = !isObject(request)
+    ? Array.isArray(request)
+      ? "an empty batch"
+      : "not a request object"
+    : request.jsonrpc !== "2.0"
+      ? 'jsonrpc must be "2.0"'
+      : typeof request.method !== "string"
+        ? "method must be a string"
+        : request.params !== undefined && (typeof request.params !== "object" || request.params === null)
+          ? "params must be an array or an object"
+          : !["undefined", "string", "number"].includes(typeof request.id) && request.id !== null
+            ? "id must be a string, a number or null"
+            : undefined;
+  if (problem === undefined) return undefined;
+  const id = isObject(request) && (typeof request.id === "string" || typeof request.id === "number") ? request.id : null;
+  return {jsonrpc: "2.0", id, error: rpcError(-32600, `Invalid Request: ${problem}`)};
 }
 
 async function readBody(req: IncomingMessage): Promise<string | null> {

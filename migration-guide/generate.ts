@@ -1,6 +1,6 @@
 import {readFileSync, writeFileSync} from "node:fs";
 import {fileURLToPath, pathToFileURL} from "node:url";
-import {integersToStrings, takesOneItemOfList} from "../compat/adapters.ts";
+import {integersToStrings} from "../compat/adapters.ts";
 import {LEGACY_CATALOGUE, type CatalogueEntry} from "../compat/catalogue.ts";
 import {legacyMethods, type LegacyMethod, type LegacyParam} from "../compat/methods.ts";
 
@@ -45,7 +45,7 @@ function example(method: LegacyMethod, param: LegacyParam): unknown {
   if (def.text) return TEXT_EXAMPLES[def.text.formField] ?? placeholder(upperSnake(param.name));
   if (param.name in BODY_EXAMPLES) return BODY_EXAMPLES[param.name];
   const word = upperSnake(param.name);
-  return placeholder(takesOneItemOfList(method.name) ? word.replace(/S$/, "") : word);
+  return placeholder(method.oneItemOfList ? word.replace(/S$/, "") : word);
 }
 
 /** The params of the example call: every param up to the last one that has an example (optional ones after it left out). */
@@ -75,7 +75,7 @@ function curlPair(method: LegacyMethod): string {
     if (value === undefined) return;
     const def = param.def;
     if (def.in === "body") {
-      const sent = takesOneItemOfList(method.name) && !Array.isArray(value) ? [value] : value;
+      const sent = method.oneItemOfList && !Array.isArray(value) ? [value] : value;
       body = def.text
         ? `-H 'Content-Type: text/plain' --data-binary ${shellQuote(String(value))}`
         : `-H 'Content-Type: application/json' -d ${shellQuote(json(integersToStrings(sent)))}`;
@@ -83,29 +83,52 @@ function curlPair(method: LegacyMethod): string {
     else if (def.in === "query") query.push(`${def.name}=${urlText(value)}`);
     else headers.push(`-H '${def.name}: ${restText(value)}'`);
   });
+  if (method.forkOfBody) headers.push("-H 'Eth-Consensus-Version: FORK'");
   const url = `"$REST${path}${query.length > 0 ? `?${query.join("&")}` : ""}"`;
-  const parts = ["curl -s", route.method === "POST" ? "-X POST" : "", ...headers, body, url].filter((p) => p !== "");
-  return ["```sh", "# JSON-RPC", legacy, "# REST", parts.join(" "), "```"].join("\n");
+  const status = route.response.kind === "status" ? "-o /dev/null -w '%{http_code}\\n'" : "";
+  const parts = ["curl -s", status, route.method === "POST" ? "-X POST" : "", ...headers, body, url].filter((p) => p !== "");
+  const jq = method.result?.jq ? ` | jq '${method.result.jq}'` : "";
+  return ["```sh", "# JSON-RPC", legacy, "# REST", parts.join(" ") + jq, "```"].join("\n");
 }
 
 function whereParamGoes(method: LegacyMethod, param: LegacyParam): string {
+  const filler = method.fill[param.name];
+  return filler ? `${wireParamPlace(method, param)}; when left out, compat sends ${filler.describe}` : wireParamPlace(method, param);
+}
+
+function wireParamPlace(method: LegacyMethod, param: LegacyParam): string {
   const def = param.def;
   if (def.in === "body") {
     if (def.text) return "the body, as text (`Content-Type: text/plain`)";
-    if (takesOneItemOfList(method.name)) return "the JSON body, as a list: one item `X` becomes `[X]` (an array is sent as it is)";
-    return "the JSON body";
+    const fork = method.forkOfBody ? "; compat sets header `Eth-Consensus-Version` to the fork of the body's slot" : "";
+    if (method.oneItemOfList) return `the JSON body, as a list: one item \`X\` becomes \`[X]\` (an array is sent as it is)${fork}`;
+    return `the JSON body${fork}`;
   }
   if (def.in === "path") return `path \`{${def.name}}\``;
   if (def.in === "query") return `query \`${def.name}\`${Array.isArray(PARAM_EXAMPLES[def.name]) ? " (a list: repeat it or separate by commas)" : ""}`;
   return `header \`${def.name}\``;
 }
 
+/** Where the result is in the REST answer, in a few words: "`data`", "`data.peer_id`", "the HTTP status". */
+function resultPlace(method: LegacyMethod): string {
+  const response = method.route.response;
+  if (response.kind === "empty") return "no body (compat: `true`)";
+  const base = response.kind === "status" ? "STATUS" : response.kind === "data" && response.unwrapped ? "body" : "data";
+  if (method.result) return method.result.describe(base);
+  return response.kind === "status" ? "the HTTP status" : `\`${base}\``;
+}
+
 function resultText(method: LegacyMethod): string {
   const response = method.route.response;
   if (response.kind === "empty") return "REST answers HTTP 200 with no body; compat answers `true`.";
-  if (response.kind === "status") return "REST answers with no body: the HTTP status code is the answer (compat gives it as the result).";
+  if (response.kind === "status") {
+    const given = method.result ? `as ${method.result.describe("STATUS")}, where STATUS is that code` : "as the result";
+    const also = method.statusResults.length > 0 ? ` HTTP ${method.statusResults.join(", ")} is an answer too, not an error.` : "";
+    return `REST answers with no body: the HTTP status code is the answer (compat gives it ${given}).${also}`;
+  }
   if (response.kind !== "data") return "";
-  const where = response.unwrapped ? "the whole body" : method.result ? `\`data.${method.result}\` of the body` : "the body's `data`";
+  const base = response.unwrapped ? "body" : "data";
+  const where = method.result ? `${method.result.describe(base)} of the REST answer` : response.unwrapped ? "the whole body" : "the body's `data`";
   const meta = Object.values(response.meta as Record<string, {json: string}>).map((f) => `\`${f.json}\``);
   const beside = meta.length > 0 ? ` REST also gives ${meta.join(", ")} beside \`data\`.` : "";
   return `The result is ${where} (REST writes integers as decimal strings where JSON-RPC wrote numbers).${beside}`;
@@ -114,19 +137,17 @@ function resultText(method: LegacyMethod): string {
 function summaryRow(entry: CatalogueEntry): string {
   const method = legacyMethods.get(entry.method);
   if (!method) return `| \`${entry.method}\` | | _not mapped yet_ | |`;
-  const response = method.route.response;
-  const result =
-    response.kind === "empty" ? "no body (compat: `true`)" : response.kind === "status" ? "the HTTP status" : method.result ? `\`data.${method.result}\`` : response.kind === "data" && response.unwrapped ? "the body" : "`data`";
   const params = `\`[${method.params.map((p) => p.name).join(", ")}]\``;
-  return `| [\`${entry.method}\`](#${entry.method.toLowerCase()}) | ${params} | \`${method.route.method} ${method.route.path}\` | ${result} |`;
+  return `| [\`${entry.method}\`](#${entry.method.toLowerCase()}) | ${params} | \`${method.route.method} ${method.route.path}\` | ${resultPlace(method)} |`;
 }
 
 function methodSection(entry: CatalogueEntry): string {
   const method = legacyMethods.get(entry.method);
   const lines = [`### ${entry.method}`, ""];
-  if (!method) return [...lines, "Not mapped yet: no route of the table names this method in its `legacy` field.", ""].join("\n");
+  if (!method) return [...lines, "Not mapped yet: compat's table (compat/table.ts) has no entry for this method.", ""].join("\n");
   const {route} = method;
   lines.push(`Replaced by \`${route.method} ${route.path}\` (${route.operationId}).`, "");
+  if (entry.outsideSpec) lines.push("The product spec's list omits this method; the removed server had it, and compat serves it.", "");
   if (entry.unshaped) lines.push("The spec lists this method without a parameter shape: compat takes the parameters of its REST endpoint, in this order.", "");
   if (method.params.length === 0) lines.push("No params.");
   else {
@@ -158,8 +179,9 @@ export function renderMethodsGuide(): string {
     ...standard.map(methodSection),
     "## Extension methods",
     "",
-    "These have no standard REST call: beacon-gateway serves each under `/ext/v1/`. Other beacon nodes lack",
-    "these endpoints, so `beacon-gateway compat` in front of them answers these methods with an error.",
+    "Where one of these repeats a standard answer, it is read from the standard call (a field of it). The",
+    "others have no standard REST call: beacon-gateway serves each under `/ext/v1/`. Other beacon nodes lack",
+    "these endpoints, so `beacon-gateway compat` in front of them answers those methods with an error.",
     "",
     ...extension.map(methodSection),
   ].join("\n");

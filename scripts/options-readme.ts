@@ -1,7 +1,9 @@
 import {readFileSync, writeFileSync} from "node:fs";
 import {fileURLToPath, pathToFileURL} from "node:url";
-import {COMPAT_COMMAND, NODE_COMMAND, VALIDATOR_COMMAND} from "../src/cli/options.ts";
+import {COMPAT_CHECK_COMMAND, COMPAT_COMMAND, NODE_COMMAND, VALIDATOR_COMMAND} from "../src/cli/options.ts";
 import {DEVNET_COMMAND} from "../src/cli/devnetOptions.ts";
+import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "../src/cli/slashingProtectionOptions.ts";
+import {MOCK_ENGINE_COMMAND} from "../src/cli/executionOptions.ts";
 import {type CommandSpec, renderReadmeTables} from "../src/cli/optionTable.ts";
 
 /**
@@ -17,7 +19,11 @@ const COMMANDS: Record<string, CommandSpec<never>> = {
   node: NODE_COMMAND as CommandSpec<never>,
   validator: VALIDATOR_COMMAND as CommandSpec<never>,
   compat: COMPAT_COMMAND as CommandSpec<never>,
+  "compat-check": COMPAT_CHECK_COMMAND as CommandSpec<never>,
   devnet: DEVNET_COMMAND as CommandSpec<never>,
+  "mock-engine": MOCK_ENGINE_COMMAND as CommandSpec<never>,
+  "slashing-protection-export": SLASHING_EXPORT_COMMAND as CommandSpec<never>,
+  "slashing-protection-import": SLASHING_IMPORT_COMMAND as CommandSpec<never>,
 };
 
 /** The README text with every command's marked block replaced by its rendered tables. */

@@ -67,6 +67,7 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
     "--seconds-per-slot", String(opts.secondsPerSlot),
     "--genesis-fork", opts.genesisFork,
     ...(Object.keys(opts.forkEpochs).length > 0 ? ["--fork-epochs", Object.entries(opts.forkEpochs).map(([f, e]) => `${f}=${e}`).join(",")] : []),
+    "--dev-blobs-per-block", String(opts.blobsPerBlock),
   ];
   const nodes: DevnetNode[] = [];
   const peers: string[] = [];
@@ -79,6 +80,8 @@ export async function startDevnet(opts: DevnetOptions): Promise<RunningDevnet> {
       "--listen-address", HOST, "--tcp-port", String(opts.tcpPort + index), "--no-discovery",
       ...chainArgs, "--dev-validators", validatorRange(index, opts.nodes, opts.validators),
       ...peers.flatMap((p) => ["--direct-peer", p]),
+      // someone must keep every data column, or nodes that sync later cannot get theirs
+      ...(index === 0 ? ["--subscribe-all-subnets"] : []),
       ...extra,
     ];
     const proc = spawn(process.execPath, args, {stdio: ["ignore", "pipe", "pipe"]});

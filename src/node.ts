@@ -4,9 +4,14 @@ import {join} from "node:path";
 import {mkdirSync} from "node:fs";
 import {Clock} from "./clock/clock.ts";
 import {devChainConfig} from "./config/chainConfig.ts";
+import {checkNetworkAnchor, customNetwork, publicNetwork} from "./config/networks.ts";
 import {BeaconDb} from "./db/beaconDb.ts";
 import {MockExecutionEngine} from "./execution/mockEngine.ts";
+import {HttpExecutionEngine} from "./execution/httpEngine.ts";
+import {loadOrCreateJwtSecret} from "./execution/jwt.ts";
+import {fromHex} from "@lodestar/utils";
 import {initChain} from "./chain/init.ts";
+import {loadKzg} from "./chain/blobs/kzg.ts";
 import type {BeaconChain} from "./chain/beaconChain.ts";
 import {getLogger, initLogging} from "./log.ts";
 import type {NodeOptions} from "./cli/options.ts";
@@ -22,6 +27,10 @@ import {createValidatorBeaconApi} from "./api/validatorApi.ts";
 import {startValidatorClient} from "./validator/index.ts";
 import type {ApiContext} from "./api/impl/context.ts";
 import {VERSION} from "./version.ts";
+import type {Registry} from "prom-client";
+import {createNodeMetrics} from "./metrics/nodeMetrics.ts";
+import {observeChain} from "./metrics/chainMetrics.ts";
+import {startMetricsServer} from "./metrics/server.ts";
 
 /** How soon after the first start the dev genesis happens, so the node is ready for slot 1. */
 const GENESIS_DELAY_SECONDS = 3;
@@ -31,6 +40,8 @@ export interface RunningNode {
   restPort: number | null;
   /** the REST handlers without a socket (what the JSON-RPC layer calls in-process) */
   api: Transport;
+  /** with --metrics: the registry other servers (the JSON-RPC layer) add their own metrics to */
+  metricsRegistry: Registry | null;
   stop(): Promise<void>;
 }
 
@@ -40,41 +51,54 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const log = getLogger("node");
   log.info({version: VERSION, network: opts.network, preset: opts.preset, dataDir: opts.dataDir}, "starting beacon-gateway");
   mkdirSync(opts.dataDir, {recursive: true});
+  const metrics = opts.metrics ? createNodeMetrics() : undefined;
 
-  const chainConfig = devChainConfig({secondsPerSlot: opts.secondsPerSlot, genesisFork: opts.genesisFork, forkEpochs: opts.forkEpochs});
+  const chainNetwork = opts.network === "dev" ? null : opts.network === "custom" ? customNetwork(opts.networkConfig!) : publicNetwork(opts.network);
+  const chainConfig = chainNetwork?.config ?? devChainConfig({secondsPerSlot: opts.secondsPerSlot, genesisFork: opts.genesisFork, forkEpochs: opts.forkEpochs});
   const db = await BeaconDb.open(join(opts.dataDir, "beacon"), chainConfig);
+  // the KZG trusted setup takes a second or two to load: at start, not at the first blob
+  if (Number.isFinite(chainConfig.DENEB_FORK_EPOCH)) loadKzg();
   const settings = await NodeSettings.load(db, opts.graffiti !== undefined ? graffitiFromText(opts.graffiti) : undefined);
-  const engine = new MockExecutionEngine();
+  settings.setDefaultFeeRecipient(fromHex(opts.suggestedFeeRecipient));
+  const httpEngine = opts.executionEndpoint
+    ? new HttpExecutionEngine({url: opts.executionEndpoint, jwtSecret: loadOrCreateJwtSecret(opts.jwtSecret ?? join(opts.dataDir, "jwt.hex"))})
+    : null;
+  await httpEngine?.start();
+  const engine = httpEngine ?? new MockExecutionEngine({blobsPerBlock: opts.devBlobsPerBlock});
   let clock: Clock | null = null;
+  const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
+  const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined;
+  if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
   const chain = await initChain(
     chainConfig,
     db,
     engine,
-    (genesisTime) => (clock = new Clock(genesisTime, opts.secondsPerSlot, SLOTS_PER_EPOCH)),
+    (genesisTime) => (clock = new Clock(genesisTime, chainConfig.SECONDS_PER_SLOT, SLOTS_PER_EPOCH)),
     {
       validatorCount: opts.validators,
       genesisTime: opts.genesisTime ?? Math.floor(Date.now() / 1000) + GENESIS_DELAY_SECONDS,
       requestedGenesisTime: opts.genesisTime,
-      genesisState: opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined,
-      checkpoint: opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined,
+      genesisState,
+      checkpoint,
     },
-    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index)}
+    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport}
   );
   clock!.start();
 
   const networkDir = join(opts.dataDir, "network");
   const privateKey = await loadOrCreateNodeKey(networkDir);
   const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
-  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey}, opts);
+  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, opts);
+  const stopObservingChain = metrics ? observeChain(metrics.registry, chain, () => network.api.peers().filter((p) => p.state === "connected").length) : null;
 
   const ctx: ApiContext = {
     chain,
     pools: chain.pools,
-    node: {...settings.apiView(VERSION), identity, isSyncing: () => network.isSyncing()},
+    node: {...settings.apiView(VERSION), identity, isSyncing: () => network.isSyncing(), isElOffline: () => httpEngine?.isOffline() ?? false},
     network: network.api,
   };
   const rest = opts.rest
-    ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin ?? undefined}, ctx)
+    ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin ?? undefined, metricsRegistry: metrics?.registry}, ctx)
     : null;
 
   const validator =
@@ -83,22 +107,30 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
           api: createValidatorBeaconApi(createApiClient(inProcessTransport(ctx))),
           indices: opts.devValidators,
           dataDir: join(opts.dataDir, "validator"),
+          duties: metrics?.duties,
         })
       : null;
+
+  const metricsServer = metrics ? await startMetricsServer(metrics.registry, {port: opts.metricsPort, address: opts.metricsAddress}) : null;
 
   let stopping: Promise<void> | null = null;
   return {
     chain,
     restPort: rest?.port ?? null,
     api: inProcessTransport(ctx),
+    metricsRegistry: metrics?.registry ?? null,
     stop() {
       stopping ??= (async () => {
         log.info("stopping");
         await validator?.stop();
+        await metricsServer?.close();
+        stopObservingChain?.();
+        metrics?.close();
         await rest?.close();
         await network.stop();
         clock!.stop();
         await chain.close();
+        httpEngine?.stop();
         await db.close();
         log.info("stopped");
       })();

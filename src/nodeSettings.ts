@@ -19,6 +19,8 @@ export class NodeSettings {
 
   private readonly db: BeaconDb;
   private current: Uint8Array;
+  /** `--suggested-fee-recipient` */
+  private defaultFeeRecipient: Uint8Array = DEFAULT_FEE_RECIPIENT;
 
   private constructor(db: BeaconDb, current: Uint8Array) {
     this.db = db;
@@ -42,7 +44,11 @@ export class NodeSettings {
   }
 
   feeRecipientOf(validatorIndex: number): Uint8Array {
-    return this.feeRecipients.get(validatorIndex) ?? DEFAULT_FEE_RECIPIENT;
+    return this.feeRecipients.get(validatorIndex) ?? this.defaultFeeRecipient;
+  }
+
+  setDefaultFeeRecipient(address: Uint8Array): void {
+    this.defaultFeeRecipient = address;
   }
 
   setFeeRecipient(validatorIndex: number, address: Uint8Array): void {

@@ -33,6 +33,16 @@ export class ApiClientError extends Error {
   }
 }
 
+/**
+ * Whether an error answer says the node lacks the route itself (a node built before it), not a
+ * resource the route names: 405 or 501, or a 404 whose message is the web framework's "route not
+ * found" (`Route GET:/eth/v2/beacon/pool/attestations not found` from fastify-based nodes such as
+ * Lodestar; a block or validator that is not there is a 404 with another message).
+ */
+export function isRouteMissing(err: ApiClientError): boolean {
+  return err.status === 405 || err.status === 501 || (err.status === 404 && /^(Route \S+ not found|Not Found)$/i.test(err.message));
+}
+
 export interface ApiClient {
   request<K extends OperationId>(operationId: K, args: ArgsOf<RouteTable[K]>, opts?: RequestOptions): Promise<ResultOf<RouteTable[K]>>;
 }
@@ -71,17 +81,47 @@ export function bodyText(body: WireResponse["body"]): string {
   return body === undefined ? "" : typeof body === "string" ? body : new TextDecoder().decode(body);
 }
 
-export function readResponse(route: Route, res: WireResponse): unknown {
-  const headers = Object.fromEntries(Object.entries(res.headers).map(([name, value]) => [name.toLowerCase(), value]));
-  if (res.status >= 400) {
-    let body: {code?: number; message?: string; failures?: IndexedFailure[]};
-    try {
-      body = JSON.parse(bodyText(res.body));
-    } catch {
-      body = {message: bodyText(res.body) || `HTTP ${res.status}`};
-    }
-    throw new ApiClientError(res.status, body);
+/** How errors about an answer name its route: `getSpec (GET /eth/v1/config/spec)`. */
+function routeName(route: Route): string {
+  return `${route.operationId} (${route.method} ${route.path})`;
+}
+
+/**
+ * An error answer's `{code, message, failures?}`. Bodies of other shapes (a framework's own
+ * `{statusCode, error, message}`, a validation report that is a JSON list, plain text) keep
+ * their message, or their text as the message.
+ */
+function errorBody(status: number, text: string): {code?: number; message?: string; failures?: IndexedFailure[]} {
+  try {
+    const json = JSON.parse(text) as unknown;
+    if (typeof json === "object" && json !== null && !Array.isArray(json) && typeof (json as {message?: unknown}).message === "string") return json as never;
+  } catch {
+    // not JSON: the text is the message
   }
+  return {message: text || `HTTP ${status}`};
+}
+
+/**
+ * The metadata of an answer, field by field: its JSON key (JSON answers), else its header, else
+ * what the field's absence means (fields older spec versions lacked). Keys the route does not
+ * know are ignored; a field that is missing and required is an error naming it and the route.
+ */
+function readMeta(route: Route, fields: [string, MetaField<unknown>][], json: Record<string, unknown> | undefined, headers: Record<string, string>): Record<string, unknown> {
+  const meta: Record<string, unknown> = {};
+  for (const [key, field] of fields) {
+    const jsonValue = json?.[field.json];
+    const header = headers[field.header.toLowerCase()];
+    if (jsonValue !== undefined) meta[key] = field.fromJson(jsonValue);
+    else if (header !== undefined && header !== "") meta[key] = field.fromHeader(header);
+    else if (field.whenAbsent) meta[key] = field.whenAbsent.value;
+    else throw new Error(json ? `the answer has no "${field.json}" (nor an ${field.header} header)` : `the answer has no ${field.header} header`);
+  }
+  return meta;
+}
+
+export function readResponse(route: Route, res: WireResponse): unknown {
+  const headers = Object.fromEntries(Object.entries(res.headers).map(([name, value]) => [name.toLowerCase(), String(value)]));
+  if (res.status >= 400) throw new ApiClientError(res.status, errorBody(res.status, bodyText(res.body)));
   const response = route.response;
   if (response.kind === "empty") return undefined;
   if (response.kind === "status") return {data: res.status};
@@ -90,18 +130,23 @@ export function readResponse(route: Route, res: WireResponse): unknown {
     return {data: readSseEvents(res.eventStream, response.event)};
   }
   const fields = Object.entries(response.meta as MetaDefs);
-  const meta: Record<string, unknown> = {};
+  let meta: Record<string, unknown>;
   let data: unknown;
-  if ((headers["content-type"] ?? "").startsWith(MEDIA_TYPE.ssz)) {
-    for (const [key, field] of fields) meta[key] = field.fromHeader(headers[field.header.toLowerCase()] ?? "");
-    // an empty list serializes to no bytes at all, which the HTTP transport gives as no body
-    const bytes = res.body === undefined ? new Uint8Array(0) : res.body;
-    if (!response.data.ssz || !(bytes instanceof Uint8Array)) throw new Error(`${route.operationId}: unexpected SSZ response`);
-    data = response.data.ssz.deserialize(bytes, meta);
-  } else {
-    const json = JSON.parse(bodyText(res.body)) as Record<string, unknown>;
-    for (const [key, field] of fields) meta[key] = field.fromJson(json[field.json]);
-    data = response.data.fromJson(response.unwrapped ? json : json.data, meta);
+  try {
+    if ((headers["content-type"] ?? "").startsWith(MEDIA_TYPE.ssz)) {
+      meta = readMeta(route, fields, undefined, headers);
+      // an empty list serializes to no bytes at all, which the HTTP transport gives as no body
+      const bytes = res.body === undefined ? new Uint8Array(0) : res.body;
+      if (!response.data.ssz || !(bytes instanceof Uint8Array)) throw new Error("unexpected SSZ response");
+      data = response.data.ssz.deserialize(bytes, meta);
+    } else {
+      const json = JSON.parse(bodyText(res.body)) as Record<string, unknown>;
+      if (typeof json !== "object" || json === null) throw new Error("the answer is not a JSON object");
+      meta = readMeta(route, fields, json, headers);
+      data = response.data.fromJson(response.unwrapped ? json : json.data, meta);
+    }
+  } catch (e) {
+    throw new Error(`${routeName(route)}: ${(e as Error).message}`, {cause: e});
   }
   return fields.length > 0 ? {data, meta} : {data};
 }

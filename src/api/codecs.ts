@@ -1,6 +1,6 @@
 import {graffitiFromText} from "../graffiti.ts";
 import {type CompositeType, ListCompositeType, type Type} from "@chainsafe/ssz";
-import {ForkName, isForkPostDeneb} from "@lodestar/params";
+import {ForkName, isForkPostDeneb, isForkPostElectra} from "@lodestar/params";
 import {sszTypesFor, type BeaconBlock, type SignedBeaconBlock} from "@lodestar/types";
 import {fromHex, toHex} from "@lodestar/utils";
 import {ApiError, badRequest} from "./errors.ts";
@@ -46,7 +46,8 @@ export function list<T>(codec: ParamCodec<T>, maxItems?: number): ParamCodec<T[]
       }
       return items.map((s) => codec.parse([s], name));
     },
-    format: (values) => (!values || values.length === 0 ? undefined : [values.map((v) => codec.format(v)![0]).join(",")]),
+    // one value per occurrence (OpenAPI's default for query arrays, `id=1&id=2`): older nodes do not split commas
+    format: (values) => (!values || values.length === 0 ? undefined : values.map((v) => codec.format(v)![0])),
   };
 }
 
@@ -59,11 +60,29 @@ export function parseUint(s: string): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
+/**
+ * A uint64 that names data (a slot, a validator or committee index). Every uint64 is a valid id
+ * (400 is only for what does not parse): one past 2^53 is carried as the nearest double, which
+ * names nothing the node has (a 404, or no match), and is formatted back as a uint64.
+ */
+export function parseUintId(s: string): number | undefined {
+  if (!DECIMAL.test(s) || s.replace(/^0+/, "").length > 20) return undefined;
+  const n = BigInt(s);
+  return n <= MAX_UINT64 ? Number(n) : undefined;
+}
+export function formatUintId(v: number): string {
+  if (Number.isSafeInteger(v)) return String(v);
+  const n = BigInt(v);
+  return String(n > MAX_UINT64 ? MAX_UINT64 : n);
+}
+
 function hexOfLength(s: string, bytes: number): Uint8Array | undefined {
   return s.length === 2 + 2 * bytes && /^0x[0-9a-fA-F]*$/.test(s) ? fromHex(s) : undefined;
 }
 
 export const uint = scalar<number>(null, parseUint, String);
+/** A slot or index naming data: see parseUintId. */
+export const uintId = scalar<number>(null, parseUintId, formatUintId);
 export const uint64 = scalar<bigint>(null, (s) => (DECIMAL.test(s) && BigInt(s) <= MAX_UINT64 ? BigInt(s) : undefined), String);
 export const root = scalar<Uint8Array>(null, (s) => hexOfLength(s, 32), toHex);
 export const signature = scalar<Uint8Array>(null, (s) => hexOfLength(s, 96), toHex);
@@ -87,21 +106,22 @@ export type BlockId = Exclude<NamedStateId, "justified"> | number | `0x${string}
 function chainId<T extends StateId>(names: readonly string[]) {
   return (s: string): T | undefined => {
     if (names.includes(s)) return s as T;
-    const slot = parseUint(s);
+    const slot = parseUintId(s);
     if (slot !== undefined) return slot as T;
     return hexOfLength(s, 32) ? (s.toLowerCase() as T) : undefined;
   };
 }
 
-export const stateId = scalar<StateId>("state ID", chainId(["head", "genesis", "finalized", "justified"]), String);
-export const blockId = scalar<BlockId>("block ID", chainId(["head", "genesis", "finalized"]), String);
+const formatChainId = (id: StateId): string => (typeof id === "number" ? formatUintId(id) : id);
+export const stateId = scalar<StateId>("state ID", chainId(["head", "genesis", "finalized", "justified"]), formatChainId);
+export const blockId = scalar<BlockId>("block ID", chainId(["head", "genesis", "finalized"]), formatChainId);
 
 /** A validator: its index, or its 48-byte public key. */
 export type ValidatorId = number | Uint8Array;
 export function parseValidatorId(s: string): ValidatorId | undefined {
-  return s.startsWith("0x") ? hexOfLength(s, 48) : parseUint(s);
+  return s.startsWith("0x") ? hexOfLength(s, 48) : parseUintId(s);
 }
-export const formatValidatorId = (v: ValidatorId): string => (typeof v === "number" ? String(v) : toHex(v));
+export const formatValidatorId = (v: ValidatorId): string => (typeof v === "number" ? formatUintId(v) : toHex(v));
 export const validatorId = scalar<ValidatorId>("validator ID", parseValidatorId, formatValidatorId);
 
 /** The consensus versions the Beacon API names (`ConsensusVersion`). */
@@ -284,6 +304,25 @@ export function forkListData<D, M>(select: (meta: M) => SszLike<D>): DataCodec<D
   return {toJson: (data, meta) => listJson(select(meta)).toJson(data), fromJson: (json, meta) => listJson(select(meta)).fromJson(json)};
 }
 
+/**
+ * Response data of an old route that lists objects whose type changed at electra (v1 block
+ * attestations): JSON in the type of `meta.version`, as the fork's own route gives it; SSZ in the
+ * old type while it can carry the fork's objects, and after that a 406 naming `newerRoute`.
+ */
+export function preElectraListData<D, M extends {version: ForkName}>(name: string, oldType: SszLike<D>, limit: number, newerRoute: string): DataCodec<D[], M> {
+  const json = forkListData<D, M>((meta) => forkType(meta.version, name));
+  return {
+    ...json,
+    ssz: {
+      serialize(data, meta) {
+        if (isForkPostElectra(meta.version)) throw new ApiError(406, `SSZ of a ${meta.version} ${name} list does not fit this route's pre-electra type: use ${newerRoute}`);
+        return sszListOf(oldType, limit).serialize(data);
+      },
+      deserialize: (bytes) => sszListOf(oldType, limit).deserialize(bytes),
+    },
+  };
+}
+
 /** Response data that already is JSON (the spec map of getSpec). */
 export function jsonData<D, M>(): DataCodec<D, M> {
   return {toJson: (data) => data, fromJson: (json) => json as D};
@@ -317,12 +356,21 @@ const decimalBigint = (j: unknown): bigint | undefined => (typeof j === "string"
 const rootHex = (j: unknown): Uint8Array | undefined => (typeof j === "string" ? hexOfLength(j, 32) : undefined);
 
 export const versionMeta = metaField<ForkName>("version", "Eth-Consensus-Version", (v) => v, (j) => (typeof j === "string" ? parseFork(j) : undefined));
-export const executionOptimisticMeta = boolField("execution_optimistic", "Eth-Execution-Optimistic");
-export const finalizedMeta = boolField("finalized", "Eth-Finalized");
+// added to the spec after phase0 (optimistic sync) and after bellatrix (`finalized`): a node built
+// before then leaves them out, and meant false (no optimistic imports; not known to be finalized)
+export const executionOptimisticMeta: MetaField<boolean> = {...boolField("execution_optimistic", "Eth-Execution-Optimistic"), whenAbsent: {value: false}};
+export const finalizedMeta: MetaField<boolean> = {...boolField("finalized", "Eth-Finalized"), whenAbsent: {value: false}};
 export const dependentRootMeta = metaField<Uint8Array>("dependent_root", "Eth-Dependent-Root", toHex, rootHex);
 export const executionPayloadBlindedMeta = boolField("execution_payload_blinded", "Eth-Execution-Payload-Blinded");
 export const executionPayloadValueMeta = metaField<bigint>("execution_payload_value", "Eth-Execution-Payload-Value", String, decimalBigint);
 export const consensusBlockValueMeta = metaField<bigint>("consensus_block_value", "Eth-Consensus-Block-Value", String, decimalBigint);
+/**
+ * v2 block production's values, for validator clients of early 2023 (Lodestar 1.5), which read a
+ * top-level `block_value` (the execution payload value, wei) that the standard never had; with the
+ * headers v3 defines. An answer without them (nodes of other families) reads as 0.
+ */
+export const blockValueMeta: MetaField<bigint> = {...metaField<bigint>("block_value", "Eth-Execution-Payload-Value", String, decimalBigint), whenAbsent: {value: 0n}};
+export const v2ConsensusBlockValueMeta: MetaField<bigint> = {...consensusBlockValueMeta, whenAbsent: {value: 0n}};
 
 /** Metadata of responses about a state or block: `execution_optimistic`, `finalized`. */
 export interface ChainMeta {

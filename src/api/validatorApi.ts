@@ -17,6 +17,10 @@ export function createValidatorBeaconApi(client: ApiClient): ValidatorBeaconApi 
       return (await client.request("getSpec", {})).data as Record<string, string>;
     },
 
+    async getForkSchedule() {
+      return (await client.request("getForkSchedule", {})).data;
+    },
+
     async getValidators(pubkeys) {
       const {data} = await client.request("postStateValidators", {stateId: "head", filter: {ids: pubkeys, statuses: []}});
       return data.map(({index, status, validator}) => ({index, pubkey: validator.pubkey, status}));
@@ -38,11 +42,11 @@ export function createValidatorBeaconApi(client: ApiClient): ValidatorBeaconApi 
 
     async produceBlock(slot, randaoReveal, graffiti) {
       const {data, meta} = await client.request("produceBlockV3", {slot, randaoReveal, graffiti});
-      return {block: data.block, fork: meta.version};
+      return {block: data.block, fork: meta.version, blobs: {blobs: data.blobs, kzgProofs: data.kzgProofs}};
     },
 
-    async publishBlock(signedBlock, fork) {
-      await client.request("publishBlockV2", {signedBlockContents: {signedBlock, kzgProofs: [], blobs: []}, broadcastValidation: "gossip", fork});
+    async publishBlock(signedBlock, fork, {blobs, kzgProofs}) {
+      await client.request("publishBlockV2", {signedBlockContents: {signedBlock, kzgProofs, blobs}, broadcastValidation: "gossip", fork});
     },
 
     async produceAttestationData(committeeIndex, slot) {
@@ -67,7 +71,10 @@ export function createValidatorBeaconApi(client: ApiClient): ValidatorBeaconApi 
     },
 
     async getBlockRoot(id) {
-      return (await client.request("getBlockRoot", {blockId: blockId.parse([id], "block_id")})).data.root;
+      const {data, meta} = await client.request("getBlockRoot", {blockId: blockId.parse([id], "block_id")});
+      // sync committee messages vote for a block: never one whose payload the engine has not validated
+      if (meta.executionOptimistic) throw new Error(`block ${id} is optimistic: no sync committee message on it until the execution engine validates it`);
+      return data.root;
     },
 
     async submitSyncCommitteeMessages(messages) {

@@ -40,7 +40,7 @@ export class Archiver {
     for (const {slot, root} of newlyFinalized) ops.push(this.db.canonicalBlocks.putOp(slot, root));
     ops.push(...this.db.stateArchive.putOp(finalizedState));
     for (const node of pruned) ops.push(this.db.hotBlocks.deleteOp(node.slot, fromHex(node.blockRoot)));
-    for (const root of abandoned) ops.push(this.db.blocks.deleteOp(root));
+    for (const root of abandoned) ops.push(this.db.blocks.deleteOp(root), this.db.blobSidecars.deleteOp(root), ...(await this.db.dataColumnSidecars.deleteOps(root)));
     ops.push(this.db.chainMeta.finalizedCheckpoint.putOp({epoch: finalized.epoch, root: fromHex(finalized.root)}));
     ops.push(this.db.chainMeta.justifiedCheckpoint.putOp({epoch: justified.epoch, root: fromHex(justified.root)}));
     ops.push(...(await this.db.stateArchive.pruneOps(finalizedState.slot, ARCHIVE_KEEP_EVERY_SLOTS)));

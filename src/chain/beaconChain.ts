@@ -7,19 +7,22 @@ import {
   getEffectiveBalanceIncrementsZeroInactive,
 } from "@lodestar/state-transition";
 import {ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
-import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, phase0} from "@lodestar/types";
+import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, deneb, fulu, phase0} from "@lodestar/types";
 import {fromHex, toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
 import type {Clock} from "../clock/clock.ts";
 import type {BeaconDb} from "../db/beaconDb.ts";
-import type {ExecutionEngine} from "../execution/engine.ts";
+import type {BlobsBundle, ExecutionEngine} from "../execution/engine.ts";
 import {ForkChoice, type CheckpointHex, type ProtoBlock} from "../forkchoice/index.ts";
 import {failpoint} from "../failpoints.ts";
 import {getLogger} from "../log.ts";
 import {OperationPools} from "../pools/index.ts";
 import {Archiver} from "./archiver.ts";
+import {DataAvailability} from "./blobs/dataAvailability.ts";
+import {type PublishedSidecars, sidecarsOfPublishedBlock} from "./blobs/published.ts";
 import {BlockError, type ChainEvents, type HeadInfo, type IBeaconChain, type ImportedBlock, type ProduceBlockArgs, type ProducedBlock} from "./interface.ts";
 import {ValidatorLiveness} from "./liveness.ts";
+import {LightClientServer} from "./lightClient/server.ts";
 import {payloadAttributesEvent} from "./payloadAttributes.ts";
 import {headEvent, reorgEvent} from "./headEvents.ts";
 import {produceBlock} from "./produceBlock.ts";
@@ -27,7 +30,9 @@ import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
 import {advancedStateKey, StateCache} from "./stateCache.ts";
-import {verifyBlock} from "./verifyBlock.ts";
+import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
+import {EngineVerdicts} from "./engineVerdicts.ts";
+import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
 
 const log = getLogger("chain");
 /** A block for the next slot is accepted this early (clock disparity between nodes). */
@@ -40,6 +45,10 @@ export interface ChainOptions {
   /** fee recipient of a proposer (registered through prepare_beacon_proposer, or the default) */
   feeRecipientOf: (validatorIndex: number) => Uint8Array;
   maxCachedStates?: number;
+  /** how long a block waits for its blobs or columns before peers are asked (default: a slot, at most 4 s) */
+  dataAvailabilityWaitMs?: number;
+  /** with --metrics: the time of each stage of a block import */
+  blockImportTimes?: NodeMetrics["blockImport"];
 }
 
 export interface ChainAnchor {
@@ -55,9 +64,12 @@ export class BeaconChain implements IBeaconChain {
   readonly genesisValidatorsRoot: Root;
   readonly forkChoice: ForkChoice;
   readonly pools: OperationPools;
+  readonly dataAvailability: DataAvailability;
+  readonly lightClient: LightClientServer;
   private readonly stateCache: StateCache;
   private readonly regen: StateRegenerator;
   private readonly producedPayloads = new ProducedPayloads();
+  private readonly engineVerdicts: EngineVerdicts;
   private readonly archiver: Archiver;
   private head: ProtoBlock;
   private anchorSlot: number;
@@ -103,6 +115,7 @@ export class BeaconChain implements IBeaconChain {
     this.finalizedEpoch = this.forkChoice.getFinalizedCheckpoint().epoch;
     this.stateCache.setPinned([anchorRoot]);
     this.archiver = new Archiver(config, db, () => this.getHeadState().epochCtx.pubkeyCache);
+    this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs});
     this.pools = new OperationPools({
       config,
       currentSlot: () => clock.currentSlot(),
@@ -113,6 +126,15 @@ export class BeaconChain implements IBeaconChain {
         for (const index of indices) this.forkChoice.onAttestation(index, root, targetEpoch, slot);
       },
     });
+    this.lightClient = new LightClientServer({config, db, emitter: this.emitter});
+    this.lightClient.initAnchor(anchor.state, anchor.blockRoot);
+    this.engineVerdicts = new EngineVerdicts({
+      engine,
+      forkChoice: () => this.forkChoice,
+      forkAtSlot: (slot) => config.getForkName(slot),
+      serialized: (task) => this.serialized(task),
+      updateHead: () => this.updateHeadAndFinality(),
+    });
     this.onSlotListener = (slot) => this.onSlot(slot);
     clock.on("slot", this.onSlotListener);
   }
@@ -121,6 +143,7 @@ export class BeaconChain implements IBeaconChain {
   async close(): Promise<void> {
     this.clock.off("slot", this.onSlotListener);
     await this.importQueue;
+    await this.lightClient.close();
   }
 
   currentSlot(): Slot {
@@ -134,6 +157,11 @@ export class BeaconChain implements IBeaconChain {
       stateRoot: fromHex(this.head.stateRoot),
       executionBlockHash: this.head.executionBlockHash ? fromHex(this.head.executionBlockHash) : new Uint8Array(32),
     };
+  }
+
+  /** States held in memory (a metric). */
+  cachedStateCount(): number {
+    return this.stateCache.size;
   }
 
   getHeadState(): CachedBeaconStateAllForks {
@@ -216,7 +244,13 @@ export class BeaconChain implements IBeaconChain {
     return false;
   }
 
-  importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock> {
+  async importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock> {
+    const block = signedBlock.message;
+    const blockRoot = this.config.getForkTypes(block.slot).BeaconBlock.hashTreeRoot(block);
+    // a block that cannot be imported anyway does not wait for its data
+    if (this.forkChoice.hasBlock(toRootHex(blockRoot))) throw new BlockError("ALREADY_KNOWN", `block ${toRootHex(blockRoot)} is already imported`);
+    if (!this.forkChoice.hasBlock(toRootHex(block.parentRoot))) throw new BlockError("PARENT_UNKNOWN", `parent ${toRootHex(block.parentRoot)} of block at slot ${block.slot} is unknown`);
+    await this.dataAvailability.whenAvailable(signedBlock, blockRoot);
     return this.serialized(() => this.importBlockNow(signedBlock, false));
   }
 
@@ -245,6 +279,28 @@ export class BeaconChain implements IBeaconChain {
 
   getProducedPayload(blockHash: Uint8Array): ExecutionPayload | null {
     return this.producedPayloads.get(blockHash);
+  }
+
+  getProducedBlobs(blockHash: Uint8Array): BlobsBundle | null {
+    return this.producedPayloads.getBlobs(blockHash);
+  }
+
+  async getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null> {
+    return this.db.blobSidecars.get(blockRoot);
+  }
+
+  async getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]> {
+    const stored = await this.db.dataColumnSidecars.columnsOf(blockRoot);
+    const wanted = columns ? stored.filter((c) => columns.includes(c)) : stored;
+    const sidecars = await Promise.all(wanted.map((c) => this.db.dataColumnSidecars.get(blockRoot, c)));
+    return sidecars.filter((s): s is fulu.DataColumnSidecar => s !== null);
+  }
+
+  acceptPublishedBlobs(signedBlock: SignedBeaconBlock, blobs: Uint8Array[], proofs: Uint8Array[]): PublishedSidecars {
+    const published = sidecarsOfPublishedBlock(this.config, signedBlock, blobs, proofs);
+    if (published.kind === "blobs") this.dataAvailability.addBlobSidecars(published.sidecars);
+    else this.dataAvailability.addColumnSidecars(published.sidecars);
+    return published;
   }
 
   async produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData> {
@@ -281,20 +337,38 @@ export class BeaconChain implements IBeaconChain {
     if (!parent) throw new BlockError("PARENT_UNKNOWN", `parent ${parentHex} of block at slot ${block.slot} is unknown`);
     if (block.slot <= parent.slot) throw new BlockError("NOT_LATER_THAN_PARENT", `block slot ${block.slot} is not after its parent's ${parent.slot}`);
 
+    const stages = stageTimer(this.opts.blockImportTimes);
     const preState = await this.regen.getStateAtSlot(parentHex, block.slot);
     if (!preState) throw new BlockError("PARENT_UNKNOWN", `no state for parent ${parentHex}`);
-    const {postState, indexedAttestations, executionBlockHash} = await verifyBlock(this.config, preState, signedBlock, this.engine, trusted);
+    stages.mark("pre_state");
+    let verified: Awaited<ReturnType<typeof verifyBlock>>;
+    try {
+      verified = await verifyBlock(this.config, preState, signedBlock, this.engine, trusted);
+    } catch (e) {
+      if (e instanceof InvalidPayloadError) {
+        log.warn({slot: block.slot, root: rootHex, reason: e.message}, "block rejected: the execution engine says its payload is invalid");
+        await this.engineVerdicts.onInvalidNewPayload(parent, e);
+      }
+      throw e;
+    }
+    const {postState, indexedAttestations, executionBlockHash, optimistic} = verified;
+    stages.mark("verify");
     this.emitter.emit("block_gossip", {slot: block.slot, block: blockRoot});
     this.liveness.recordBlock({slot: block.slot, proposerIndex: block.proposerIndex, attestations: indexedAttestations});
 
-    if (!trusted) await this.db.batch([this.db.blocks.putOp(blockRoot, signedBlock), this.db.hotBlocks.putOp(block.slot, blockRoot)]);
+    if (!trusted) {
+      const sidecarOps = this.dataAvailability.takeStoreOps(signedBlock, blockRoot);
+      await this.db.batch([this.db.blocks.putOp(blockRoot, signedBlock), this.db.hotBlocks.putOp(block.slot, blockRoot), ...sidecarOps]);
+    }
     failpoint("import:after-store", block.slot);
+    stages.mark("store");
     this.stateCache.add(rootHex, postState);
 
     const currentSlot = this.currentSlot();
     const isTimely = !trusted && block.slot === currentSlot && this.clock.msIntoSlot(block.slot) < (this.config.SECONDS_PER_SLOT * 1000) / 3;
     this.forkChoice.onTick(Math.max(currentSlot, block.slot));
-    this.forkChoice.onBlock(toProtoBlock(block, rootHex, postState, executionBlockHash), {isTimely});
+    this.forkChoice.onBlock(toProtoBlock(block, rootHex, postState, executionBlockHash), {isTimely, optimistic});
+    if (optimistic) log.warn({slot: block.slot, root: rootHex}, "imported block optimistically: the execution engine has not validated its payload yet (SYNCING or ACCEPTED)");
     for (const {data, attestingIndices} of indexedAttestations) {
       const root = toRootHex(data.beaconBlockRoot);
       for (const index of attestingIndices) this.forkChoice.onAttestation(index, root, data.target.epoch, data.slot);
@@ -304,8 +378,11 @@ export class BeaconChain implements IBeaconChain {
       this.forkChoice.onAttesterSlashing(slashing.attestation2.attestingIndices.filter((i) => a.has(i)));
     }
 
+    stages.mark("fork_choice");
     this.emitter.emit("block", {slot: block.slot, block: blockRoot});
     const newHead = await this.updateHeadAndFinality();
+    stages.mark("head");
+    this.lightClient.onBlockImported(signedBlock, blockRoot, postState, newHead.blockRoot === rootHex);
     if (!trusted) {
       log.info({slot: block.slot, root: rootHex, proposer: block.proposerIndex, attestations: block.body.attestations.length, head: newHead.blockRoot === rootHex}, "imported block");
     }
@@ -327,12 +404,17 @@ export class BeaconChain implements IBeaconChain {
     }
     this.pools.opPool.pruneIncluded(this.getHeadState());
     void this.db.chainMeta.headRoot.put(fromHex(newHead.blockRoot)).catch((e: Error) => log.error({err: e.message}, "could not store head root"));
-    if (newHead.executionBlockHash) {
-      const finalizedHash = this.forkChoice.getBlock(this.forkChoice.getFinalizedCheckpoint().root)?.executionBlockHash ?? null;
-      const zero = new Uint8Array(32);
-      void this.engine.notifyForkchoiceUpdate(fromHex(newHead.executionBlockHash), finalizedHash ? fromHex(finalizedHash) : zero, finalizedHash ? fromHex(finalizedHash) : zero);
-    }
+    this.engineVerdicts.notifyHead(newHead);
     return newHead;
+  }
+
+  /** Whether fork choice holds this block as imported before the engine judged its payload. */
+  isOptimistic(blockRoot: Root): boolean {
+    return this.forkChoice.getValidity(toRootHex(blockRoot)) === "optimistic";
+  }
+
+  isHeadOptimistic(): boolean {
+    return this.forkChoice.getValidity(this.head.blockRoot) === "optimistic";
   }
 
   private async onFinalized(checkpoint: CheckpointHex): Promise<void> {
@@ -347,6 +429,7 @@ export class BeaconChain implements IBeaconChain {
       this.pools.opPool.pruneFinalized(finalizedState);
       await this.archiver.onFinalized(checkpoint, finalizedState, canonical, removed, abandoned, this.forkChoice.getJustifiedCheckpoint());
     }
+    this.lightClient.onFinalized(fromHex(checkpoint.root));
     this.emitter.emit("finalized_checkpoint", {block: fromHex(checkpoint.root), state: finalizedState ? finalizedState.hashTreeRoot() : new Uint8Array(32), epoch: checkpoint.epoch});
     log.info({epoch: checkpoint.epoch, root: checkpoint.root}, "finalized");
   }
@@ -368,10 +451,13 @@ export class BeaconChain implements IBeaconChain {
   private onSlot(slot: number): void {
     void this.serialized(async () => {
       this.forkChoice.onTick(slot);
-      await this.updateHeadAndFinality();
+      const head = await this.updateHeadAndFinality();
+      // until the engine has judged the head, ask again each slot (an engine that was syncing answers once it has caught up)
+      if (this.forkChoice.getValidity(head.blockRoot) === "optimistic") this.engineVerdicts.notifyHead(head);
       if (this.emitter.listenerCount("payload_attributes") > 0) await this.emitPayloadAttributes(slot + 1);
     }).catch((e: Error) => log.error({slot, err: e.message}, "slot processing failed"));
     this.pools.prune(slot);
+    this.dataAvailability.pruneBefore(computeStartSlotAtEpoch(this.forkChoice.getFinalizedCheckpoint().epoch));
   }
 
   /** The attributes a proposal at `slot` on the head would hand the execution engine. */

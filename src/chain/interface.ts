@@ -1,11 +1,14 @@
 import type {BeaconConfig} from "@lodestar/config";
 import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {ForkName} from "@lodestar/params";
-import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, phase0} from "@lodestar/types";
+import type {BeaconBlock, ExecutionPayload, LightClientFinalityUpdate, LightClientOptimisticUpdate, Root, SignedBeaconBlock, Slot, deneb, fulu, phase0} from "@lodestar/types";
 import type {EventEmitter} from "node:events";
-import type {PayloadAttributes} from "../execution/engine.ts";
+import type {BlobsBundle, PayloadAttributes} from "../execution/engine.ts";
 import type {ForkChoice} from "../forkchoice/index.ts";
 import type {ValidatorLiveness} from "./liveness.ts";
+import type {PublishedSidecars} from "./blobs/published.ts";
+import type {Forked} from "../db/lightClient.ts";
+import type {LightClientReader} from "./lightClient/server.ts";
 
 /**
  * The chain's public surface: what the API handlers, the validator duties and the node see.
@@ -31,6 +34,9 @@ export type BlockErrorCode =
   | "INVALID_SIGNATURE"
   | "INVALID_STATE_ROOT"
   | "INVALID_EXECUTION_PAYLOAD"
+  /** the execution engine could not be asked (unreachable, timed out, refused the call): nothing is known of the payload */
+  | "EXECUTION_ENGINE_ERROR"
+  | "DATA_UNAVAILABLE"
   | "STATE_TRANSITION_FAILED";
 
 export class BlockError extends Error {
@@ -57,6 +63,8 @@ export interface ProducedBlock {
   executionPayloadValue: bigint;
   /** gwei, the consensus rewards the block earns its proposer */
   consensusBlockValue: bigint;
+  /** the blobs the block commits to, with their proofs (empty before deneb) */
+  blobsBundle: BlobsBundle;
 }
 
 export interface ProduceBlockArgs {
@@ -78,6 +86,10 @@ export interface ChainEvents {
   block_gossip: [{slot: Slot; block: Root}];
   /** at each slot, while anyone listens: the attributes of the next slot's proposal on the head */
   payload_attributes: [PayloadAttributesEvent];
+  /** the latest LightClientFinalityUpdate changed its finalized header (or reached supermajority) */
+  light_client_finality_update: [Forked<LightClientFinalityUpdate>];
+  /** the latest LightClientOptimisticUpdate changed its attested header */
+  light_client_optimistic_update: [Forked<LightClientOptimisticUpdate>];
 }
 
 /** What the execution engine would be asked to build for a proposal at `proposalSlot`. */
@@ -102,6 +114,8 @@ export interface IBeaconChain {
   readonly emitter: EventEmitter<ChainEvents>;
   /** validators seen active (attesting, proposing) in recent epochs */
   readonly liveness: Pick<ValidatorLiveness, "isLive">;
+  /** light-client data derived from imported blocks (bootstraps, updates) */
+  readonly lightClient: LightClientReader;
 
   /** The current wall-clock slot. */
   currentSlot(): Slot;
@@ -127,12 +141,27 @@ export interface IBeaconChain {
   getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null>;
   /** Whether the block is part of the canonical (head) chain. */
   isCanonical(blockRoot: Root): boolean;
+  /** Whether the block was imported before the execution engine validated its payload (and still is unjudged). */
+  isOptimistic(blockRoot: Root): boolean;
+  /** isOptimistic of the head: validators must not build on it */
+  isHeadOptimistic(): boolean;
 
   /** Full verification (signatures included) and import. Throws BlockError. */
   importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock>;
   produceBlock(args: ProduceBlockArgs): Promise<ProducedBlock>;
   /** The execution payload of a recently produced block, by its block hash (to unblind a blinded block), or null. */
   getProducedPayload(blockHash: Uint8Array): ExecutionPayload | null;
+  /** The blobs of a recently produced block's payload, by its block hash, or null. */
+  getProducedBlobs(blockHash: Uint8Array): BlobsBundle | null;
+  /**
+   * The sidecars of a block published with its blobs and proofs, verified and kept for its
+   * import; throws, saying why, when they do not verify.
+   */
+  acceptPublishedBlobs(signedBlock: SignedBeaconBlock, blobs: Uint8Array[], proofs: Uint8Array[]): PublishedSidecars;
+  /** Stored blob sidecars of a block (deneb, electra), or null when the node has none. */
+  getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null>;
+  /** Stored data column sidecars of a block (fulu), the columns this node keeps, ascending. */
+  getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]>;
   /** AttestationData for `slot` and `committeeIndex` on the current head (index is 0 from electra on). */
   produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData>;
 }

@@ -2,7 +2,7 @@ import type {BeaconConfig} from "@lodestar/config";
 import {ForkSeq} from "@lodestar/params";
 import {type CachedBeaconStateAllForks, type CachedBeaconStateExecutions, stateTransition} from "@lodestar/state-transition";
 import type {BeaconBlock, Root} from "@lodestar/types";
-import type {ExecutionEngine} from "../execution/engine.ts";
+import {EMPTY_BLOBS_BUNDLE, type ExecutionEngine} from "../execution/engine.ts";
 import type {OperationPools} from "../pools/index.ts";
 import type {ProduceBlockArgs, ProducedBlock} from "./interface.ts";
 import {payloadAttributes} from "./payloadAttributes.ts";
@@ -49,6 +49,7 @@ export async function produceBlock(
     body.syncAggregate = pools.syncCommittee.getSyncAggregate(slot, parentRoot);
   }
   let executionPayloadValue = 0n;
+  let blobsBundle = EMPTY_BLOBS_BUNDLE;
   if (forkSeq >= ForkSeq.bellatrix) {
     const state = preState as CachedBeaconStateExecutions;
     const header = state.latestExecutionPayloadHeader;
@@ -60,7 +61,10 @@ export async function produceBlock(
     body.executionPayload = built.payload;
     executionPayloadValue = built.blockValue;
     if (forkSeq >= ForkSeq.capella) body.blsToExecutionChanges = ops.blsToExecutionChanges;
-    if (forkSeq >= ForkSeq.deneb) body.blobKzgCommitments = [];
+    if (forkSeq >= ForkSeq.deneb) {
+      blobsBundle = built.blobsBundle;
+      body.blobKzgCommitments = blobsBundle.commitments;
+    }
     if (forkSeq >= ForkSeq.electra) body.executionRequests = built.executionRequests;
   }
 
@@ -73,5 +77,5 @@ export async function produceBlock(
   block.stateRoot = postState.hashTreeRoot();
   const rewards = postState.proposerRewards;
   const consensusBlockValue = BigInt(rewards.attestations + rewards.syncAggregate + rewards.slashing);
-  return {block, fork, executionPayloadValue, consensusBlockValue};
+  return {block, fork, executionPayloadValue, consensusBlockValue, blobsBundle};
 }

@@ -8,9 +8,10 @@ import {
   isExecutionEnabled,
   stateTransition,
 } from "@lodestar/state-transition";
-import type {ExecutionPayload, IndexedAttestation, SignedBeaconBlock, bellatrix} from "@lodestar/types";
+import type {BeaconBlock, ExecutionPayload, IndexedAttestation, SignedBeaconBlock, bellatrix, deneb, electra} from "@lodestar/types";
 import {verifySignatureSetsBatch} from "../bls/verifySets.ts";
-import type {ExecutionEngine} from "../execution/engine.ts";
+import type {ExecutionEngine, NewPayloadContext, PayloadStatus} from "../execution/engine.ts";
+import {kzgCommitmentToVersionedHash} from "../execution/engineJson.ts";
 import {BlockError} from "./interface.ts";
 import {toHex} from "@lodestar/utils";
 
@@ -18,6 +19,49 @@ export interface VerifiedBlock {
   postState: CachedBeaconStateAllForks;
   indexedAttestations: IndexedAttestation[];
   executionBlockHash: Uint8Array | null;
+  /** the engine has not judged the payload yet (SYNCING, ACCEPTED): the block is imported optimistically */
+  optimistic: boolean;
+}
+
+/** The engine found the block's payload INVALID; `latestValidHash` is its newest valid ancestor, when the engine knows it. */
+export class InvalidPayloadError extends BlockError {
+  readonly latestValidHash: Uint8Array | null;
+  constructor(message: string, latestValidHash: Uint8Array | null) {
+    super("INVALID_EXECUTION_PAYLOAD", message);
+    this.latestValidHash = latestValidHash;
+  }
+}
+
+/** What engine_newPayloadV3/V4 take beside the payload. */
+function newPayloadContext(forkSeq: number, block: BeaconBlock): NewPayloadContext | undefined {
+  if (forkSeq < ForkSeq.deneb) return undefined;
+  const body = block.body as deneb.BeaconBlockBody & Partial<electra.BeaconBlockBody>;
+  return {
+    versionedHashes: body.blobKzgCommitments.map(kzgCommitmentToVersionedHash),
+    parentBeaconBlockRoot: block.parentRoot,
+    executionRequests: body.executionRequests,
+  };
+}
+
+/** The engine's verdict on a payload: optimistic or not, or a BlockError. */
+async function judgePayload(engine: ExecutionEngine, fork: string, payload: ExecutionPayload, context: NewPayloadContext | undefined): Promise<boolean> {
+  let verdict: PayloadStatus;
+  try {
+    verdict = await engine.notifyNewPayload(fork, payload, context);
+  } catch (e) {
+    throw new BlockError("EXECUTION_ENGINE_ERROR", `the execution engine could not judge payload ${toHex(payload.blockHash)}: ${(e as Error).message}`);
+  }
+  switch (verdict.status) {
+    case "VALID":
+      return false;
+    case "SYNCING":
+    case "ACCEPTED":
+      return true;
+    default: {
+      const why = verdict.validationError ? `: ${verdict.validationError}` : "";
+      throw new InvalidPayloadError(`execution payload ${toHex(payload.blockHash)} is ${verdict.status}${why}`, verdict.status === "INVALID" ? verdict.latestValidHash : null);
+    }
+  }
 }
 
 /**
@@ -56,15 +100,11 @@ export async function verifyBlock(
 
   let executionPayloadStatus = ExecutionPayloadStatus.preMerge;
   let executionBlockHash: Uint8Array | null = null;
+  let optimistic = false;
   if (ForkSeq[fork] >= ForkSeq.bellatrix && isExecutionEnabled(preState as never, block as never)) {
     const payload = (block as bellatrix.BeaconBlock).body.executionPayload as ExecutionPayload;
     executionBlockHash = payload.blockHash;
-    if (!trusted) {
-      const validity = await engine.notifyNewPayload(fork, payload);
-      if (validity === "INVALID") {
-        throw new BlockError("INVALID_EXECUTION_PAYLOAD", `execution payload ${toHex(payload.blockHash)} is invalid`);
-      }
-    }
+    if (!trusted) optimistic = await judgePayload(engine, fork, payload, newPayloadContext(ForkSeq[fork], block));
     executionPayloadStatus = ExecutionPayloadStatus.valid;
   }
 
@@ -85,5 +125,5 @@ export async function verifyBlock(
   if (!Buffer.from(stateRoot).equals(block.stateRoot)) {
     throw new BlockError("INVALID_STATE_ROOT", `block says state root ${toHex(block.stateRoot)}, the transition gives ${toHex(stateRoot)}`);
   }
-  return {postState, indexedAttestations, executionBlockHash};
+  return {postState, indexedAttestations, executionBlockHash, optimistic};
 }

@@ -14,6 +14,7 @@ export interface DevnetOptions {
   secondsPerSlot: number;
   genesisFork: DevFork;
   forkEpochs: Partial<Record<DevFork, number>>;
+  blobsPerBlock: number;
 }
 
 export const DEVNET_COMMAND: CommandSpec<DevnetOptions> = {
@@ -32,5 +33,12 @@ prints each node's head, finalized epoch and peers every epoch. Ctrl-C stops the
     secondsPerSlot: option({name: "seconds-per-slot", value: "N", default: "4", help: "slot duration", parse: (text) => integer(text, 1, 3600)}),
     genesisFork: option({name: "genesis-fork", value: "FORK", default: "fulu", help: "`phase0` … `fulu`: every fork up to it is active at epoch 0", parse: devFork}),
     forkEpochs: option({name: "fork-epochs", value: "LIST", help: "schedule forks instead, e.g. `altair=1,bellatrix=2`", parse: forkEpochs}),
+    blobsPerBlock: option({
+      name: "blobs-per-block",
+      value: "N",
+      default: "1",
+      help: "blobs in each payload from deneb on; the first node is a supernode (keeps every data column)",
+      parse: (text) => integer(text, 0, 6),
+    }),
   },
 };

@@ -1,24 +1,32 @@
 import {graffitiFromText} from "../graffiti.ts";
 import {
+  COMPAT_CHECK_HELP,
   COMPAT_HELP,
   NODE_HELP,
   VALIDATOR_HELP,
   UsageError,
+  parseCompatCheckOptions,
   parseCompatOptions,
   parseNodeOptions,
   parseValidatorOptions,
 } from "./options.ts";
 import {DEVNET_COMMAND} from "./devnetOptions.ts";
+import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "./slashingProtectionOptions.ts";
+import {MOCK_ENGINE_COMMAND} from "./executionOptions.ts";
 import {parseCommand, renderHelp} from "./optionTable.ts";
-import {initLogging} from "../log.ts";
+import {initLogging, parseLogDirective} from "../log.ts";
 
 const USAGE = `Usage: beacon-gateway <command> [options]
 
 Commands:
   node        run the beacon node (see: beacon-gateway node --help)
   validator   run interop validators against a beacon node's REST API (see: beacon-gateway validator --help)
-  compat      serve the removed JSON-RPC interface in front of a beacon node's REST API (see: beacon-gateway compat --help)
+  compat      serve the removed JSON-RPC interface in front of a beacon node's REST API (see: beacon-gateway compat --help);
+              compat check compares a JSON-RPC endpoint with a REST one, method by method
   devnet      run several nodes on one dev chain on this machine (see: beacon-gateway devnet --help)
+  mock-engine serve the dev chain's mock execution engine over the Engine API (see: beacon-gateway mock-engine --help)
+  slashing-protection export|import
+              EIP-3076 slashing protection interchange files (see: beacon-gateway slashing-protection export --help)
 `;
 
 /** Runs a command; resolves to the process exit code once it has stopped. */
@@ -29,11 +37,13 @@ export async function main(args: string[]): Promise<number> {
     if (command === "validator") return await runValidator(rest);
     if (command === "compat") return await runCompat(rest);
     if (command === "devnet") return await runDevnet(rest);
+    if (command === "mock-engine") return await runMockEngine(rest);
+    if (command === "slashing-protection") return await runSlashingProtection(rest);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet)`);
+    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, slashing-protection)`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
@@ -79,7 +89,13 @@ async function runNode(args: string[]): Promise<number> {
   // the JSON-RPC layer is wired in here only: the node itself knows nothing of it
   const rpc = opts.rpc
     ? await (await import("../../compat/server.ts"))
-        .startCompatServer({transport: node.api, encoding: opts.rpcEncoding, port: opts.rpcPort, address: opts.rpcAddress})
+        .startCompatServer({
+          transport: node.api,
+          encoding: opts.rpcEncoding,
+          port: opts.rpcPort,
+          address: opts.rpcAddress,
+          metricsRegistry: node.metricsRegistry ?? undefined,
+        })
         .catch(async (e: unknown) => {
           await node.stop();
           throw e;
@@ -92,6 +108,7 @@ async function runNode(args: string[]): Promise<number> {
 }
 
 async function runCompat(args: string[]): Promise<number> {
+  if (args[0] === "check") return runCompatCheck(args.slice(1));
   const opts = parseCompatOptions(args);
   if (opts === "help") {
     process.stdout.write(COMPAT_HELP);
@@ -114,6 +131,20 @@ async function runCompat(args: string[]): Promise<number> {
   return 0;
 }
 
+async function runCompatCheck(args: string[]): Promise<number> {
+  const opts = parseCompatCheckOptions(args);
+  if (opts === "help") {
+    process.stdout.write(COMPAT_CHECK_HELP);
+    return 0;
+  }
+  // The route codecs read the REST answers: fix the preset to the REST node's before lodestar loads.
+  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.rest);
+  initLogging({directive: parseLogDirective("WARN"), format: "text"});
+  const {runCheck} = await import("../../compat/check.ts");
+  const verdicts = await runCheck({...opts, print: (line) => process.stdout.write(line + "\n")});
+  return verdicts.some((v) => v.outcome === "differ") ? 1 : 0;
+}
+
 async function runDevnet(args: string[]): Promise<number> {
   const opts = parseCommand(DEVNET_COMMAND, args);
   if (opts === "help") {
@@ -131,6 +162,20 @@ async function runDevnet(args: string[]): Promise<number> {
   return 0;
 }
 
+async function runMockEngine(args: string[]): Promise<number> {
+  const opts = parseCommand(MOCK_ENGINE_COMMAND, args);
+  if (opts === "help") {
+    process.stdout.write(renderHelp(MOCK_ENGINE_COMMAND));
+    return 0;
+  }
+  initLogging({directive: opts.logLevel, format: opts.logFormat});
+  const {startMockEngineProcess} = await import("../execution/mockEngineProcess.ts");
+  const server = await startMockEngineProcess(opts);
+  await untilSignal();
+  await server.close();
+  return 0;
+}
+
 async function runValidator(args: string[]): Promise<number> {
   const opts = parseValidatorOptions(args);
   if (opts === "help") {
@@ -145,4 +190,33 @@ async function runValidator(args: string[]): Promise<number> {
   await untilSignal();
   await validator.stop();
   return 0;
+}
+
+async function runSlashingProtection(args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  const {InterchangeError} = await import("../validator/interchange.ts");
+  const {exportInterchangeFile, importInterchangeFile} = await import("../validator/interchangeCommand.ts");
+  try {
+    if (action === "export") {
+      const opts = parseCommand(SLASHING_EXPORT_COMMAND, rest);
+      if (opts === "help") process.stdout.write(renderHelp(SLASHING_EXPORT_COMMAND));
+      else process.stdout.write((await exportInterchangeFile(opts)) + "\n");
+      return 0;
+    }
+    if (action === "import") {
+      const opts = parseCommand(SLASHING_IMPORT_COMMAND, rest);
+      if (opts === "help") process.stdout.write(renderHelp(SLASHING_IMPORT_COMMAND));
+      else process.stdout.write((await importInterchangeFile(opts)) + "\n");
+      return 0;
+    }
+  } catch (e) {
+    if (!(e instanceof InterchangeError)) throw e;
+    process.stderr.write(`beacon-gateway: slashing-protection ${action}: ${e.message}\n`);
+    return 1;
+  }
+  if (action === "--help" || action === "-h") {
+    process.stdout.write("Usage: beacon-gateway slashing-protection export|import [options]\n(see: beacon-gateway slashing-protection export --help, ... import --help)\n");
+    return 0;
+  }
+  throw new UsageError(`slashing-protection: expected export or import, got ${JSON.stringify(action ?? "")}`);
 }

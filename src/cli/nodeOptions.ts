@@ -2,6 +2,8 @@ import type {DevFork} from "../config/forks.ts";
 import type {LogDirective} from "../log.ts";
 import type {NetworkOptions} from "../network/options.ts";
 import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
+import {type ExecutionFields, executionOptions} from "./executionOptions.ts";
+import {HOLESKY_NOT_BUILT_IN, NETWORK_NAMES, type NetworkName, isPublicNetwork, presetOfNetwork} from "../config/networkNames.ts";
 import {type CommandSpec, InvalidValue, type OptionContext, flag, option, repeatable} from "./optionTable.ts";
 import {
   devFork,
@@ -21,18 +23,24 @@ import {
 
 /** `beacon-gateway node`: its options, each described once (src/cli/optionTable.ts). */
 
-export interface NodeOptions extends NetworkOptions {
+export interface NodeOptions extends NetworkOptions, ExecutionFields {
   rest: boolean;
   restPort: number;
   restAddress: string;
   restAllowOrigin: string | null;
+  /** serve Prometheus metrics */
+  metrics: boolean;
+  metricsAddress: string;
+  metricsPort: number;
   /** the removed JSON-RPC interface, served by compat/ over the REST handlers */
   rpc: boolean;
   rpcPort: number;
   rpcAddress: string;
   rpcEncoding: RpcEncoding;
   dataDir: string;
-  network: "dev";
+  network: NetworkName;
+  /** `--config`: the config.yaml of a custom network */
+  networkConfig: string | undefined;
   preset: "minimal" | "mainnet";
   validators: number;
   genesisTime: number | undefined;
@@ -45,6 +53,8 @@ export interface NodeOptions extends NetworkOptions {
   forkEpochs: Partial<Record<DevFork, number>>;
   /** interop indices this process runs; [] for none */
   devValidators: number[];
+  /** blobs in each payload of the in-process mock engine, from deneb on */
+  devBlobsPerBlock: number;
   graffiti: string | undefined;
   logLevel: LogDirective;
   logFormat: "text" | "json";
@@ -56,6 +66,11 @@ const NETWORK = "Networking";
 const CHAIN = "Chain";
 const VALIDATORS = "Validators";
 const LOGGING = "Logging";
+const EXECUTION = "Execution engine";
+const METRICS = "Metrics";
+
+/** The dev chain's options and their command-line names, refused on other networks. */
+const DEV_ONLY_OPTION = {validators: "validators", secondsPerSlot: "seconds-per-slot", genesisFork: "genesis-fork", forkEpochs: "fork-epochs", genesisTime: "genesis-time"} as const;
 
 /** The chain comes from a state file or another node: no interop dev genesis of our own. */
 function externalGenesis(ctx: OptionContext<NodeOptions>): string | null {
@@ -152,7 +167,7 @@ validators it drives itself.`,
     subscribeAllSubnets: flag({
       name: "subscribe-all-subnets",
       group: NETWORK,
-      help: "subscribe to all attestation and sync committee subnets and advertise it in the ENR and metadata",
+      help: "subscribe to all attestation, sync committee and data column subnets and advertise it in the ENR and metadata; from fulu on the node is a supernode, keeping every data column",
     }),
 
     dataDir: option({
@@ -168,19 +183,52 @@ validators it drives itself.`,
       value: "NAME",
       default: "dev",
       group: CHAIN,
-      help: "the network; only the local dev chain so far",
-      parse: (text) => {
-        if (text !== "dev") throw new InvalidValue(`unknown network "${text}" (only "dev" is supported so far)`);
-        return text;
+      help: "`dev` (a local dev chain), `mainnet`, `sepolia`, `holesky`, `hoodi`, or `custom` (with `--config`); a network other than dev starts from `--checkpoint-sync-url` or `--genesis-state`",
+      parse: (text, ctx) => {
+        const network = oneOf(text, NETWORK_NAMES);
+        if (network === "dev") return network;
+        if (network === "holesky") throw new InvalidValue(HOLESKY_NOT_BUILT_IN);
+        if (!ctx.given("checkpointSyncUrl") && !ctx.given("genesisStateFile")) {
+          throw new InvalidValue(
+            `${network} needs a starting state: add --checkpoint-sync-url URL (the REST API of a synced beacon node: the node starts from its finalized state), ` +
+              "or --genesis-state FILE (the network's genesis.ssz: the node then syncs every block from genesis, days on mainnet)"
+          );
+        }
+        if (isPublicNetwork(network) && !ctx.given("executionEndpoint")) {
+          throw new InvalidValue(`${network} needs --execution-endpoint URL (an execution client's Engine API): the dev chain's mock engine cannot judge real payloads`);
+        }
+        for (const devOnly of ["validators", "secondsPerSlot", "genesisFork", "forkEpochs", "genesisTime"] as const) {
+          if (ctx.given(devOnly)) throw new InvalidValue(`${network}: --${DEV_ONLY_OPTION[devOnly]} is for the dev chain; the network's configuration fixes it`);
+        }
+        return network;
+      },
+    }),
+    networkConfig: option({
+      name: "config",
+      value: "FILE",
+      group: CHAIN,
+      help: "the network's `config.yaml` (with `--network custom`, beside its `genesis.ssz` as `--genesis-state`)",
+      parse: (text, ctx) => {
+        if (ctx.get("network") !== "custom") {
+          if (text !== undefined) throw new InvalidValue("only with --network custom");
+          return undefined;
+        }
+        if (text === undefined) throw new InvalidValue("--network custom needs its config.yaml");
+        return readableFile(text);
       },
     }),
     preset: option({
       name: "preset",
       value: "minimal|mainnet",
-      default: "minimal",
+      defaultText: "`minimal`; `mainnet` on the public networks; a custom network's `PRESET_BASE`",
       group: CHAIN,
       help: "consensus preset",
-      parse: (text) => oneOf(text, ["minimal", "mainnet"] as const),
+      parse: (text, ctx) => {
+        const fixed = presetOfNetwork(ctx.get("network"), ctx.get("networkConfig"));
+        const preset = oneOf(text ?? fixed ?? "minimal", ["minimal", "mainnet"] as const);
+        if (fixed !== undefined && preset !== fixed) throw new InvalidValue(`${ctx.get("network")} runs the ${fixed} preset`);
+        return preset;
+      },
     }),
     validators: option({
       name: "validators",
@@ -254,6 +302,31 @@ validators it drives itself.`,
       },
     }),
     ...graffitiOptions(VALIDATORS),
+
+    ...executionOptions(EXECUTION),
+    devBlobsPerBlock: option({
+      name: "dev-blobs-per-block",
+      value: "N",
+      default: "0",
+      group: EXECUTION,
+      help: "blobs (random data, real KZG commitments and proofs) in each payload of the in-process mock engine, from deneb on",
+      parse: (text, ctx) => {
+        const count = integer(text, 0, 6);
+        if (count > 0 && ctx.given("executionEndpoint")) throw new InvalidValue("only with the in-process mock engine (no --execution-endpoint)");
+        return count;
+      },
+    }),
+
+    metrics: flag({name: "metrics", group: METRICS, help: "serve Prometheus metrics at `/metrics` (see README: Metrics)"}),
+    metricsAddress: option({
+      name: "metrics-address",
+      value: "ADDR",
+      default: "127.0.0.1",
+      group: METRICS,
+      help: "metrics listen address",
+      parse: serverAddress,
+    }),
+    metricsPort: option({name: "metrics-port", value: "PORT", default: "8008", group: METRICS, help: "metrics port (0: any free port, logged at start)", parse: port}),
 
     ...logOptions(LOGGING),
   },

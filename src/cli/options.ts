@@ -24,6 +24,12 @@ export interface CompatCommandOptions {
   logFormat: "text" | "json";
 }
 
+/** `beacon-gateway compat check`: both protocols of the same node(s), method by method. */
+export interface CompatCheckOptions {
+  rpc: string;
+  rest: string;
+}
+
 export interface ValidatorOptions {
   beaconNode: string;
   interopIndices: number[];
@@ -55,7 +61,8 @@ export const COMPAT_COMMAND: CommandSpec<CompatCommandOptions> = {
   usage: "beacon-gateway compat --upstream URL [options]",
   about: `Serves the removed JSON-RPC interface in front of any beacon node's REST API: each call is
 forwarded to the REST endpoint that replaces it (see migration-guide/). Methods that need the
-/ext/v1 endpoints of beacon-gateway answer an error when the upstream lacks them.`,
+/ext/v1 endpoints of beacon-gateway answer an error when the upstream lacks them.
+\`beacon-gateway compat check --rpc URL --rest URL\` compares both protocols method by method.`,
   options: {
     upstream: option({
       name: "upstream",
@@ -69,9 +76,23 @@ forwarded to the REST endpoint that replaces it (see migration-guide/). Methods 
   },
 };
 
+export const COMPAT_CHECK_COMMAND: CommandSpec<CompatCheckOptions> = {
+  usage: "beacon-gateway compat check --rpc URL --rest URL",
+  about: `Calls every legacy JSON-RPC method at --rpc and its REST replacement at --rest (the call
+and the field the migration guide names), on the finalized block's state, and prints method by
+method whether the answers agree; where they differ, the first difference as a path and both
+values. Integers agree by their digits (JSON numbers and REST's decimal strings). Writes are
+skipped. Exits 1 when any method differs.`,
+  options: {
+    rpc: option({name: "rpc", value: "URL", required: true, help: "the JSON-RPC endpoint, e.g. `http://127.0.0.1:9190`", parse: httpUrl}),
+    rest: option({name: "rest", value: "URL", required: true, help: "the REST API, e.g. `http://127.0.0.1:5052`", parse: httpUrl}),
+  },
+};
+
 export const NODE_HELP = renderHelp(NODE_COMMAND);
 export const VALIDATOR_HELP = renderHelp(VALIDATOR_COMMAND);
 export const COMPAT_HELP = renderHelp(COMPAT_COMMAND);
+export const COMPAT_CHECK_HELP = renderHelp(COMPAT_CHECK_COMMAND);
 
 export function parseNodeOptions(args: string[]): NodeOptions | "help" {
   return parseCommand(NODE_COMMAND, args);
@@ -83,4 +104,8 @@ export function parseValidatorOptions(args: string[]): ValidatorOptions | "help"
 
 export function parseCompatOptions(args: string[]): CompatCommandOptions | "help" {
   return parseCommand(COMPAT_COMMAND, args);
+}
+
+export function parseCompatCheckOptions(args: string[]): CompatCheckOptions | "help" {
+  return parseCommand(COMPAT_CHECK_COMMAND, args);
 }

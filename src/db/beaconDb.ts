@@ -8,6 +8,8 @@ import {ChainMetaRepository} from "./chainMeta.ts";
 import {type DbOp, type LevelDb, writeBatch} from "./repository.ts";
 import {StateArchiveRepository} from "./stateArchive.ts";
 import {HotBlockIndex} from "./hotBlocks.ts";
+import {BlobSidecarRepository, DataColumnSidecarRepository} from "./sidecars.ts";
+import {LightClientBootstrapRepository, LightClientUpdateRepository} from "./lightClient.ts";
 
 const log = getLogger("db");
 
@@ -22,6 +24,10 @@ export class BeaconDb {
   readonly stateArchive: StateArchiveRepository;
   readonly chainMeta: ChainMetaRepository;
   readonly hotBlocks: HotBlockIndex;
+  readonly blobSidecars: BlobSidecarRepository;
+  readonly dataColumnSidecars: DataColumnSidecarRepository;
+  readonly lightClientUpdates: LightClientUpdateRepository;
+  readonly lightClientBootstraps: LightClientBootstrapRepository;
   private readonly db: LevelDb;
 
   private constructor(db: LevelDb, dir: string, config: ChainForkConfig) {
@@ -32,6 +38,10 @@ export class BeaconDb {
     this.stateArchive = new StateArchiveRepository(db, config);
     this.chainMeta = new ChainMetaRepository(db);
     this.hotBlocks = new HotBlockIndex(db);
+    this.blobSidecars = new BlobSidecarRepository(db);
+    this.dataColumnSidecars = new DataColumnSidecarRepository(db);
+    this.lightClientUpdates = new LightClientUpdateRepository(db);
+    this.lightClientBootstraps = new LightClientBootstrapRepository(db);
   }
 
   /**

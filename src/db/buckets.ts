@@ -17,6 +17,14 @@ export const Bucket = {
   stateRootIndex: 5,
   /** slot (u64 BE) ‖ block root (32) → nothing: blocks not yet finalized, re-imported at start-up */
   hotBlock: 6,
+  /** block root (32) → the block's BlobSidecars (SSZ list, deneb and electra) */
+  blobSidecars: 7,
+  /** block root (32) ‖ column index (u16 BE) → DataColumnSidecar (SSZ, fulu) */
+  dataColumnSidecar: 8,
+  /** sync-committee period (u64 BE) → fork seq (1 byte) ‖ the period's best LightClientUpdate (SSZ) */
+  lightClientBestUpdate: 9,
+  /** block root (32) → fork seq (1 byte) ‖ LightClientBootstrap (SSZ) of a finalized checkpoint block */
+  lightClientBootstrap: 10,
 } as const;
 
 export type Bucket = (typeof Bucket)[keyof typeof Bucket];

@@ -2,13 +2,44 @@ import type {ChainForkConfig} from "@lodestar/config";
 import {ForkSeq, isForkPostCapella, isForkPostDeneb, type ForkName} from "@lodestar/params";
 import {ssz, type ExecutionPayload} from "@lodestar/types";
 import {createHash} from "node:crypto";
-import type {BuiltPayload, ExecutionEngine, ParentPayload, PayloadAttributes, PayloadValidity} from "./engine.ts";
+import {blobToCommitment, computeBlobProof, computeCellsAndProofs} from "../chain/blobs/kzg.ts";
+import {type BlobsBundle, type BuiltPayload, EMPTY_BLOBS_BUNDLE, type ExecutionEngine, type ParentPayload, type PayloadAttributes, type PayloadStatus} from "./engine.ts";
 
 /** Hash of the dev chain's execution genesis block (there is no real one). */
 export const GENESIS_EXECUTION_BLOCK_HASH = new Uint8Array(createHash("sha256").update("beacon-gateway dev execution genesis").digest());
 const GAS_LIMIT = 30_000_000;
 const BASE_FEE_PER_GAS = 7n;
 const EMPTY_TRIE_ROOT = Uint8Array.from(Buffer.from("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421", "hex"));
+const BYTES_PER_BLOB = 131072;
+const GAS_PER_BLOB = 131072n;
+
+/**
+ * A blob of pseudo-random field elements, derived from a seed: each 32-byte element starts with
+ * a zero byte, so it is below the BLS modulus.
+ */
+export function mockBlob(seed: string): Uint8Array {
+  const blob = new Uint8Array(BYTES_PER_BLOB);
+  for (let offset = 0, counter = 0; offset < BYTES_PER_BLOB; offset += 32, counter++) {
+    const digest = createHash("sha256").update(seed).update(String(counter)).digest();
+    blob.set(digest.subarray(1), offset + 1);
+  }
+  return blob;
+}
+
+/** The bundle of `count` mock blobs: proofs per blob before fulu, cell proofs from fulu on. */
+function mockBlobsBundle(fork: ForkName, seed: string, count: number): BlobsBundle {
+  const blobs = Array.from({length: count}, (_, i) => mockBlob(`${seed}/${i}`));
+  const commitments = blobs.map((blob) => blobToCommitment(blob));
+  const proofs = ForkSeq[fork] >= ForkSeq.fulu
+    ? blobs.flatMap((blob) => computeCellsAndProofs(blob).proofs)
+    : blobs.map((blob, i) => computeBlobProof(blob, commitments[i]));
+  return {commitments, proofs, blobs};
+}
+
+export interface MockEngineOptions {
+  /** blobs in each payload from deneb on (none by default: the dev chain stays cheap) */
+  blobsPerBlock?: number;
+}
 
 /** The execution payload header that a post-merge dev genesis state carries. */
 export function genesisExecutionHeader(config: ChainForkConfig, genesisTime: number) {
@@ -36,19 +67,25 @@ function mockBlockHash(fork: ForkName, payload: ExecutionPayload): Uint8Array {
 }
 
 /**
- * An execution engine for the dev chain: payloads without transactions or blobs that
+ * An execution engine for the dev chain: payloads without transactions (with mock blobs if asked) that
  * chain on each other by hash and block number. It keeps no state, so it survives restarts
  * of the node unchanged; whether a payload extends the right parent is checked by the
  * state transition (parent hash against the state's latest header).
  */
 export class MockExecutionEngine implements ExecutionEngine {
-  async notifyNewPayload(fork: string, payload: ExecutionPayload): Promise<PayloadValidity> {
+  private readonly blobsPerBlock: number;
+
+  constructor(opts: MockEngineOptions = {}) {
+    this.blobsPerBlock = opts.blobsPerBlock ?? 0;
+  }
+
+  async notifyNewPayload(fork: string, payload: ExecutionPayload): Promise<PayloadStatus> {
     const expected = mockBlockHash(fork as ForkName, payload);
-    if (payload.transactions.length === 0 && Buffer.from(expected).equals(payload.blockHash)) return "VALID";
+    if (payload.transactions.length === 0 && Buffer.from(expected).equals(payload.blockHash)) return {status: "VALID", latestValidHash: payload.blockHash};
     // not a payload of this mock: another client's mock engine built it (a devnet shared with other
     // clients), or it was altered. With no execution data to judge it by, the answer is an
     // engine's that lacks the data: SYNCING, and the block is imported optimistically.
-    return "SYNCING";
+    return {status: "SYNCING", latestValidHash: null};
   }
 
   async notifyForkchoiceUpdate(): Promise<void> {}
@@ -72,9 +109,11 @@ export class MockExecutionEngine implements ExecutionEngine {
       transactions: [],
     });
     if (isForkPostCapella(forkName)) (payload as {withdrawals: unknown}).withdrawals = attrs.withdrawals ?? [];
-    if (isForkPostDeneb(forkName)) Object.assign(payload, {blobGasUsed: 0n, excessBlobGas: 0n});
+    const blobCount = isForkPostDeneb(forkName) ? this.blobsPerBlock : 0;
+    if (isForkPostDeneb(forkName)) Object.assign(payload, {blobGasUsed: BigInt(blobCount) * GAS_PER_BLOB, excessBlobGas: 0n});
     payload.blockHash = mockBlockHash(forkName, payload);
-    return {payload, executionRequests: {deposits: [], withdrawals: [], consolidations: []}, blockValue: 0n};
+    const blobsBundle = blobCount > 0 ? mockBlobsBundle(forkName, Buffer.from(payload.blockHash).toString("hex"), blobCount) : EMPTY_BLOBS_BUNDLE;
+    return {payload, blobsBundle, executionRequests: {deposits: [], withdrawals: [], consolidations: []}, blockValue: 0n};
   }
 }
 

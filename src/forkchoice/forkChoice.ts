@@ -6,6 +6,7 @@ import {
   computeEpochAtSlot,
   computeStartSlotAtEpoch,
   type CheckpointHex,
+  type ExecutionValidity,
   type ForkChoiceOptions,
   type ProtoBlock,
   type ProtoNodeView,
@@ -219,6 +220,27 @@ export class ForkChoice {
   /** `root` itself, then its parent, ... down to the oldest kept block; nothing if `root` is unknown. */
   iterateAncestors(root: string): IterableIterator<ProtoBlock> {
     return this.protoArray.iterateAncestors(root);
+  }
+
+  /** valid, optimistic (imported before the engine could judge its payload) or invalid; null when unknown */
+  getValidity(root: string): ExecutionValidity | null {
+    return this.protoArray.validityOf(root);
+  }
+
+  /** The engine judged the payload of `root` VALID (newPayload or forkchoiceUpdated): its ancestors' are too. */
+  onPayloadValid(root: string): void {
+    this.protoArray.markValid(root);
+  }
+
+  /**
+   * The engine judged the payload of `root` INVALID (optimistic sync): `root`, its ancestors newer
+   * than the block of `latestValidHash` and all their descendants leave the head's candidates.
+   * The caller runs updateHead afterwards. Returns the blocks invalidated now.
+   */
+  onPayloadInvalid(root: string, latestValidHash: string | null): ProtoBlock[] {
+    const invalidated = this.protoArray.markInvalid(root, latestValidHash);
+    if (invalidated.length > 0) this.log.warn({root, latestValidHash, invalidated: invalidated.length}, "Invalidated blocks whose execution payload is invalid");
+    return invalidated;
   }
 
   /** Blocks without children, viable or not. */

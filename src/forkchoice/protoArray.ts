@@ -139,6 +139,52 @@ export class ProtoArray {
     }
   }
 
+  validityOf(root: string): ExecutionValidity | null {
+    const index = this.indices.get(root);
+    return index === undefined ? null : this.nodes[index].validity;
+  }
+
+  /** The engine found the payload of `root` VALID: so are the payloads of all its ancestors. */
+  markValid(root: string): void {
+    let index = this.indices.get(root);
+    while (index !== undefined && this.nodes[index].validity === "optimistic") {
+      this.nodes[index].validity = "valid";
+      index = this.nodes[index].parent;
+    }
+  }
+
+  /**
+   * The engine found the payload of `root` INVALID, and says `latestValidHash` is its newest valid
+   * ancestor: `root` and its ancestors after that one are invalid, and so is everything built on
+   * them. A null or unknown latestValidHash invalidates `root` alone (with its descendants); the
+   * zero hash means no post-merge ancestor is valid. Blocks already fully validated are never
+   * invalidated (the walk stops there). Returns the newly invalid blocks.
+   */
+  markInvalid(root: string, latestValidHash: string | null): ProtoBlock[] {
+    const start = this.indices.get(root);
+    if (start === undefined) return [];
+    const chain: number[] = [];
+    let foundLatestValid = false;
+    for (let index: number | undefined = start; index !== undefined; index = this.nodes[index].parent) {
+      const node: ProtoNode = this.nodes[index];
+      const hash = node.block.executionBlockHash;
+      if (latestValidHash !== null && (hash === latestValidHash || (hash === null && isZeroHash(latestValidHash)))) {
+        foundLatestValid = true;
+        break;
+      }
+      if (node.validity === "valid") break;
+      chain.push(index);
+    }
+    const invalidNow = foundLatestValid || (latestValidHash !== null && isZeroHash(latestValidHash)) ? chain : chain.slice(0, 1);
+    const wasInvalid = this.nodes.map((node) => node.validity === "invalid");
+    for (const index of invalidNow) this.nodes[index].validity = "invalid";
+    // parents come before their children: one forward pass carries invalidity down the tree
+    for (const node of this.nodes) {
+      if (node.parent !== undefined && this.nodes[node.parent].validity === "invalid") node.validity = "invalid";
+    }
+    return this.nodes.filter((node, i) => !wasInvalid[i] && node.validity === "invalid").map((node) => node.block);
+  }
+
   leaves(): ProtoBlock[] {
     const hasChild = this.childFlags();
     return this.nodes.filter((_, i) => !hasChild[i]).map((node) => node.block);
@@ -227,9 +273,11 @@ export class ProtoArray {
       node.bestChild = undefined;
       node.bestDescendant = undefined;
     }
-    const hasChild = this.childFlags();
+    // invalid blocks are out of the tree the head is chosen in (a parent of only invalid children is a leaf)
+    const hasChild = this.childFlags(true);
     for (let i = nodes.length - 1; i >= 0; i--) {
       const node = nodes[i];
+      if (node.validity === "invalid") continue;
       const leadsToViableLeaf = hasChild[i] ? node.bestChild !== undefined : leafViable[i];
       if (node.parent === undefined || !leadsToViableLeaf) continue;
       const parent = nodes[node.parent];
@@ -240,13 +288,17 @@ export class ProtoArray {
     }
   }
 
-  private childFlags(): boolean[] {
+  private childFlags(exceptInvalid = false): boolean[] {
     const hasChild = new Array<boolean>(this.nodes.length).fill(false);
     for (const node of this.nodes) {
-      if (node.parent !== undefined) hasChild[node.parent] = true;
+      if (node.parent !== undefined && !(exceptInvalid && node.validity === "invalid")) hasChild[node.parent] = true;
     }
     return hasChild;
   }
+}
+
+function isZeroHash(hex: string): boolean {
+  return /^0x0+$/.test(hex);
 }
 
 /** Spec tie-break: equal weights go to the lexicographically higher root (same-length lowercase hex). */

@@ -5,8 +5,9 @@ import type {SignedBeaconBlock} from "@lodestar/types";
 import {TopicValidatorResult, type GossipsubMessage} from "@libp2p/gossipsub";
 import type {OutgoingGossip} from "../api/impl/context.ts";
 import {getLogger} from "../log.ts";
-import {activeBoundariesAt, gossipSszType, parseTopic, stringifyTopic, topicsForBoundary, type GossipType, type ParsedTopic} from "./gossip/topics.ts";
+import {activeBoundariesAt, gossipSszType, parseTopic, stringifyTopic, subnetCount, topicsForBoundary, type GossipType, type ParsedTopic} from "./gossip/topics.ts";
 import type {GossipSub} from "./libp2p.ts";
+import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
 import {computeSubnetForAttestation} from "./subnets.ts";
 
 const log = getLogger("network");
@@ -33,6 +34,7 @@ export interface GossipRouterDeps {
   onParentUnknown(block: SignedBeaconBlock, from: string): void;
   /** a message failed a REJECT rule (or did not decode) */
   onRejected(from: string, reason: string): void;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished">;
 }
 
 /**
@@ -45,7 +47,10 @@ export class GossipRouter {
   private readonly deps: GossipRouterDeps;
   private attestationSubnets: number[] = [];
   private syncCommitteeSubnets: number[] = [];
+  private dataColumnSubnets: number[] = [];
   private subscribed = new Set<string>();
+  /** topics are joined between start and stop only (gossipsub refuses before it starts) */
+  private running = false;
   private inFlight = 0;
   private readonly onMessage = (e: CustomEvent<GossipsubMessage>) => void this.validate(e.detail);
 
@@ -55,11 +60,13 @@ export class GossipRouter {
 
   start(): void {
     this.deps.gossipsub.addEventListener("gossipsub:message", this.onMessage);
+    this.running = true;
     this.updateSubscriptions();
   }
 
   stop(): void {
     this.deps.gossipsub.removeEventListener("gossipsub:message", this.onMessage);
+    this.running = false;
     for (const topic of this.subscribed) this.deps.gossipsub.unsubscribe(topic);
     this.subscribed.clear();
   }
@@ -71,12 +78,23 @@ export class GossipRouter {
     this.updateSubscriptions();
   }
 
+  /** The data column subnets of the columns the node samples (fulu). */
+  setDataColumnSubnets(subnets: number[]): void {
+    this.dataColumnSubnets = subnets;
+    this.updateSubscriptions();
+  }
+
   /** Joins and leaves topics as fork boundaries come and go (call at each epoch). */
   updateSubscriptions(): void {
+    if (!this.running) return;
     const {config, gossipsub} = this.deps;
     const wanted = new Set<string>();
     for (const boundary of activeBoundariesAt(config, this.deps.currentEpoch())) {
-      const topics = topicsForBoundary(config, boundary, {attestationSubnets: this.attestationSubnets, syncCommitteeSubnets: this.syncCommitteeSubnets});
+      const topics = topicsForBoundary(config, boundary, {
+        attestationSubnets: this.attestationSubnets,
+        syncCommitteeSubnets: this.syncCommitteeSubnets,
+        dataColumnSubnets: this.dataColumnSubnets,
+      });
       for (const topic of topics) wanted.add(stringifyTopic(config, topic));
     }
     for (const topic of wanted) if (!this.subscribed.has(topic)) gossipsub.subscribe(topic);
@@ -98,6 +116,7 @@ export class GossipRouter {
       const topic = stringifyTopic(config, {type: message.type, subnet, boundary});
       try {
         await this.deps.gossipsub.publish(topic, bytes);
+        this.deps.metrics?.gossipPublished.inc({type: message.type});
       } catch (e) {
         // no peer on the topic yet is normal on a small network
         log.debug({gossipTopic: topic, err: (e as Error).message}, "gossip publish failed");
@@ -119,13 +138,22 @@ export class GossipRouter {
       const positions = state.epochCtx.getIndexedSyncCommittee(message.data.slot).validatorIndexMap.get(message.data.validatorIndex) ?? [];
       return [...new Set(positions.map((p) => Math.floor(p / (SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT))))];
     }
+    if (message.type === "blob_sidecar") {
+      const fork = this.deps.config.getForkName(message.data.signedBlockHeader.message.slot);
+      return [message.data.index % subnetCount(this.deps.config, "blob_sidecar", fork)];
+    }
+    if (message.type === "data_column_sidecar") return [message.data.index % this.deps.config.DATA_COLUMN_SIDECAR_SUBNET_COUNT];
     return [undefined];
   }
 
   private async validate({msgId, msg, propagationSource}: GossipsubMessage): Promise<void> {
     const from = propagationSource.toString();
-    const report = (result: TopicValidatorResult) => this.deps.gossipsub.reportMessageValidationResult(msgId, from, result);
     const topic = parseTopic(this.deps.config, msg.topic);
+    const report = (result: TopicValidatorResult) => {
+      // the topic's type (a fixed set) and gossipsub's result names (accept, ignore, reject) keep the labels bounded
+      this.deps.metrics?.gossipReceived.inc({type: topic?.type ?? "unknown", result});
+      this.deps.gossipsub.reportMessageValidationResult(msgId, from, result);
+    };
     const validator = topic && this.deps.validators[topic.type];
     if (!topic || !validator) return report(TopicValidatorResult.Reject);
     if (this.inFlight >= MAX_VALIDATIONS_IN_FLIGHT) return report(TopicValidatorResult.Ignore);
@@ -165,6 +193,13 @@ function slotOf(message: OutgoingGossip): number | null {
       return message.data.slot;
     case "sync_committee_contribution_and_proof":
       return message.data.message.contribution.slot;
+    case "blob_sidecar":
+    case "data_column_sidecar":
+      return message.data.signedBlockHeader.message.slot;
+    // the fork digest context of light-client updates is the attested header's epoch
+    case "light_client_finality_update":
+    case "light_client_optimistic_update":
+      return message.data.attestedHeader.beacon.slot;
     default:
       return null;
   }

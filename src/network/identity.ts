@@ -247,6 +247,16 @@ export class NodeIdentity implements NetworkIdentity {
   }
 
   /**
+   * The custody group count the node advertises (MetaData v3 and the ENR's `cgc`, from a
+   * scheduled fulu on); the sequence number rises when it changes.
+   */
+  setCustodyGroupCount(count: number): void {
+    if (count === this.meta.custodyGroupCount) return;
+    this.meta = {...this.meta, seqNumber: this.meta.seqNumber + 1n, custodyGroupCount: count};
+    this.change(this.forkEntries());
+  }
+
+  /**
    * Brings the fork entries to the wall-clock epoch (a new sequence number at a fork boundary).
    * The network layer calls it at each epoch, so that discv5 serves the new `eth2` in time.
    */

@@ -9,6 +9,10 @@ import type {OperationPools} from "../pools/index.ts";
 import {RangeSync} from "../sync/rangeSync.ts";
 import {UnknownBlockSync} from "../sync/unknownBlockSync.ts";
 import {blocksByRange, blocksByRoot} from "./blockProvider.ts";
+import {ourCustodyGroupCount, samplingColumns, validatorsCustodyRequirement} from "./custody.ts";
+import {blobSidecarsByRange, blobSidecarsByRoot, dataColumnSidecarsByRange, dataColumnSidecarsByRoot} from "./sidecarProvider.ts";
+import {lightClientBootstrap, lightClientFinalityUpdate, lightClientOptimisticUpdate, lightClientUpdatesByRange} from "./lightClientProvider.ts";
+import {SidecarSync} from "../sync/sidecarSync.ts";
 import {createGossipValidators} from "./gossip/validation/index.ts";
 import {createGossipDataTransform, createMsgIdFn, fastMsgIdFn} from "./gossip/encoding.ts";
 import {gossipsubOptions} from "./gossip/scoringParams.ts";
@@ -21,7 +25,9 @@ import {ReqResp} from "./reqresp/reqResp.ts";
 import {ourStatus} from "./status.ts";
 import {SubnetService} from "./subnets.ts";
 import {Discovery} from "./discovery.ts";
+import {startLightClientPublisher} from "./lightClientPublisher.ts";
 import type {NetworkOptions} from "./options.ts";
+import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
 
 const log = getLogger("network");
 
@@ -32,6 +38,7 @@ export interface NetworkDeps {
   identity: NodeIdentity;
   /** the node's secp256k1 key, 32 raw bytes */
   privateKey: Uint8Array;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp">;
 }
 
 export interface RunningNetwork {
@@ -86,8 +93,17 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       onMetadata: () => identity.metadata(),
       onBeaconBlocksByRange: (_peer, req) => blocksByRange(chain, req.startSlot, req.count, req.step),
       onBeaconBlocksByRoot: (_peer, roots) => blocksByRoot(chain, roots),
+      onBlobSidecarsByRange: (_peer, req) => blobSidecarsByRange(chain, req),
+      onBlobSidecarsByRoot: (_peer, ids) => blobSidecarsByRoot(chain, ids),
+      onDataColumnSidecarsByRange: (_peer, req) => dataColumnSidecarsByRange(chain, req),
+      onDataColumnSidecarsByRoot: (_peer, ids) => dataColumnSidecarsByRoot(chain, ids),
+      onLightClientBootstrap: (_peer, root) => lightClientBootstrap(chain.lightClient, root),
+      onLightClientUpdatesByRange: (_peer, req) => lightClientUpdatesByRange(chain.lightClient, req),
+      onLightClientFinalityUpdate: () => lightClientFinalityUpdate(chain.lightClient),
+      onLightClientOptimisticUpdate: () => lightClientOptimisticUpdate(chain.lightClient),
     },
     onPeerMisbehaved: (peer, reason, severity) => peers!.report(peer, severity, reason),
+    metrics: deps.metrics,
   });
 
   peers = new PeerManager(
@@ -106,11 +122,27 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   );
   const peerManager = peers;
 
+  const sidecarSync = new SidecarSync({
+    config,
+    dataAvailability: chain.dataAvailability,
+    peers: () => peerManager.syncPeers().map((p) => p.peerId),
+    report: (peer, action, reason) => peerManager.report(peer, action, reason),
+    blobSidecarsByRange: (peer, req) => reqResp.blobSidecarsByRange(peer, req),
+    blobSidecarsByRoot: (peer, ids) => reqResp.blobSidecarsByRoot(peer, ids),
+    dataColumnSidecarsByRange: (peer, req) => reqResp.dataColumnSidecarsByRange(peer, req),
+    dataColumnSidecarsByRoot: (peer, ids) => reqResp.dataColumnSidecarsByRoot(peer, ids),
+  });
+  chain.dataAvailability.setFetcher((block, root, missing) => sidecarSync.fetchMissing(block, root, missing));
+
   const rangeSync = new RangeSync({
     chain,
     syncPeers: () => peerManager.syncPeers(),
     report: (peer, action, reason) => peerManager.report(peer, action, reason),
-    fetchBlocksByRange: (peer, startSlot, count) => reqResp.beaconBlocksByRange(peer, {startSlot, count, step: 1}),
+    fetchBlocksByRange: async (peer, startSlot, count) => {
+      const blocks = await reqResp.beaconBlocksByRange(peer, {startSlot, count, step: 1});
+      await sidecarSync.fetchForBlocks(peer, blocks);
+      return blocks;
+    },
   });
   peerManager.on("status", (_peer, status) => rangeSync.onPeerStatus(status));
   rangeSync.on("done", (_head, progressed) => {
@@ -136,7 +168,33 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     // gossipsub scores a REJECT on its own; the node's score counts it too, so a peer that keeps
     // sending invalid messages is disconnected and banned
     onRejected: (from, reason) => peerManager.report(from, "low", `gossip: ${reason}`),
+    metrics: deps.metrics,
   });
+
+  // data columns (fulu): a supernode keeps every custody group, others the spec's minimum, raised
+  // with the effective balance of the validators attached (those that post committee subscriptions)
+  const nodeIdNumber = BigInt("0x" + identity.nodeId.replace(/^0x/, ""));
+  let custodyGroupCount = 0;
+  const setCustody = (count: number) => {
+    if (count <= custodyGroupCount) return; // custody only grows: peers may rely on what was advertised
+    custodyGroupCount = count;
+    const sampledColumns = samplingColumns(config, nodeIdNumber, count);
+    identity.setCustodyGroupCount(count);
+    chain.dataAvailability.setSamplingColumns(sampledColumns);
+    gossip.setDataColumnSubnets([...new Set(sampledColumns.map((c) => c % config.DATA_COLUMN_SIDECAR_SUBNET_COUNT))]);
+    if (count > config.CUSTODY_REQUIREMENT) log.info({custodyGroupCount: count, columns: sampledColumns.length}, "data column custody set");
+  };
+  setCustody(ourCustodyGroupCount(config, opts.subscribeAllSubnets));
+  const attachedValidators = new Set<number>();
+  const updateValidatorCustody = () => {
+    if (attachedValidators.size === 0) return;
+    // the spec reads the balances in the latest finalized state
+    void chain.getStateByBlockRoot(chain.getFinalizedCheckpoint().root).then((state) => {
+      state ??= chain.getHeadState();
+      const known = [...attachedValidators].filter((i) => i < state.validators.length);
+      setCustody(validatorsCustodyRequirement(config, known.map((i) => state.validators.getReadonly(i).effectiveBalance)));
+    }).catch((e: Error) => log.warn({err: e.message}, "could not compute the validators' custody requirement"));
+  };
 
   const subnets = new SubnetService({config, nodeId: identity.nodeId, currentSlot: () => chain.currentSlot(), subscribeAll: opts.subscribeAllSubnets});
   subnets.onChange(({attnets, syncnets, enrAttnets, enrSyncnets}) => {
@@ -180,11 +238,18 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   const onSlot = (slot: number) => {
     subnets.onSlot(slot);
     if (slot % SLOTS_PER_EPOCH === 0) {
+      updateValidatorCustody(); // effective balances move at epoch boundaries
       gossip.updateSubscriptions();
       identity.refresh(); // the ENR's fork entries at fork boundaries
     }
   };
   chain.clock.on("slot", onSlot);
+  const stopLightClientPublisher = startLightClientPublisher({
+    config,
+    emitter: chain.emitter,
+    clock: chain.clock,
+    publish: (message) => void gossip.publish(message).catch((e: Error) => log.debug({type: message.type, err: e.message}, "publish failed")),
+  });
 
   const api: NetworkContext = {
     publish: (message) => void gossip.publish(message).catch((e: Error) => log.debug({type: message.type, err: e.message}, "publish failed")),
@@ -208,7 +273,12 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       const allPeers = gs.getPeers().map(String);
       return {gossipsub, mesh, colocationPeers: [], peerStats: allPeers.map((peerId) => ({peerId, score: gs.getScore(peerId)})), allPeers};
     },
-    addCommitteeSubscriptions: (subs) => subnets.addCommitteeSubscriptions(subs),
+    addCommitteeSubscriptions: (subs) => {
+      const before = attachedValidators.size;
+      for (const sub of subs) attachedValidators.add(sub.validatorIndex);
+      if (attachedValidators.size > before) updateValidatorCustody();
+      subnets.addCommitteeSubscriptions(subs);
+    },
     addSyncCommitteeSubscriptions: (subs) => subnets.addSyncCommitteeSubscriptions(subs),
   };
 
@@ -217,6 +287,8 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     isSyncing: () => rangeSync.isSyncing(),
     async stop() {
       chain.clock.off("slot", onSlot);
+      stopLightClientPublisher();
+      chain.dataAvailability.setFetcher(null);
       await rangeSync.stop();
       await discovery?.stop();
       await peerManager.stop();

@@ -5,7 +5,7 @@ import {ssz} from "@lodestar/types";
 import type {AggregateAndProof, Attestation, BLSSignature, SignedAggregateAndProof, Slot, electra, phase0} from "@lodestar/types";
 import {byteArrayEquals, toHex} from "@lodestar/utils";
 import type {AttesterDuty} from "./beaconApi.ts";
-import {errorMessage, forEachSettled, type ValidatorContext} from "./context.ts";
+import {errorMessage, forEachSettled, publishDuties, type ValidatorContext} from "./context.ts";
 
 /** An attester duty with its aggregation selection, computed once when the duty arrives. */
 interface ScheduledDuty extends AttesterDuty {
@@ -89,8 +89,8 @@ export class AttesterService {
     );
     this.signedData.set(slot, signedAtSlot);
     for (const old of this.signedData.keys()) if (old < slot - SLOTS_PER_EPOCH) this.signedData.delete(old);
-    if (attestations.length === 0) return;
-    await api.submitAttestations(attestations, fork);
+    if (attestations.length === 0) return this.ctx.duties?.missed("attestation", duties.length);
+    await publishDuties(this.ctx, "attestation", duties.length, attestations.length, () => api.submitAttestations(attestations, fork));
     log.info({slot, count: attestations.length}, "Published attestations");
   }
 

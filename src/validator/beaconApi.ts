@@ -11,6 +11,12 @@ export type {AttesterDuty, ProposerDuty, SyncDuty};
  * each method is one standard endpoint (its operationId in the comment). Errors throw
  * ApiClientError carrying the HTTP status and the `{code, message}` body.
  */
+/** The blobs a produced block commits to, with their KZG proofs (cell proofs from fulu on): published with the block. */
+export interface BlockBlobs {
+  blobs: Uint8Array[];
+  kzgProofs: Uint8Array[];
+}
+
 export interface ValidatorStatus {
   index: number;
   pubkey: Uint8Array;
@@ -22,6 +28,8 @@ export interface ValidatorBeaconApi {
   getGenesis(): Promise<{genesisTime: number; genesisValidatorsRoot: Root; genesisForkVersion: Uint8Array}>;
   /** getSpec: the config as the spec's string map (chainConfigFromJson turns it into a ChainConfig) */
   getSpec(): Promise<Record<string, string>>;
+  /** getForkSchedule */
+  getForkSchedule(): Promise<phase0.Fork[]>;
   /** postStateValidators on `head`, filtered by public keys */
   getValidators(pubkeys: Uint8Array[]): Promise<ValidatorStatus[]>;
   /** getProposerDuties */
@@ -31,9 +39,9 @@ export interface ValidatorBeaconApi {
   /** getSyncCommitteeDuties */
   getSyncCommitteeDuties(epoch: number, indices: number[]): Promise<SyncDuty[]>;
   /** produceBlockV3 (full blocks only: the dev chain has no builder) */
-  produceBlock(slot: Slot, randaoReveal: Uint8Array, graffiti?: Uint8Array): Promise<{block: BeaconBlock; fork: ForkName}>;
+  produceBlock(slot: Slot, randaoReveal: Uint8Array, graffiti?: Uint8Array): Promise<{block: BeaconBlock; fork: ForkName; blobs: BlockBlobs}>;
   /** publishBlockV2 with broadcast_validation=gossip */
-  publishBlock(signedBlock: SignedBeaconBlock, fork: ForkName): Promise<void>;
+  publishBlock(signedBlock: SignedBeaconBlock, fork: ForkName, blobs: BlockBlobs): Promise<void>;
   /** produceAttestationData */
   produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData>;
   /** submitPoolAttestationsV2: phase0 Attestations before electra, SingleAttestations from electra on */

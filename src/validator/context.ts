@@ -3,6 +3,7 @@ import type {TopicLogger} from "../log.ts";
 import type {ValidatorBeaconApi} from "./beaconApi.ts";
 import type {ValidatorSigner} from "./signer.ts";
 import type {ValidatorIndices} from "./validators.ts";
+import type {DutyMetrics, ValidatorDuty} from "../metrics/nodeMetrics.ts";
 
 /** What every duty service works with. */
 export interface ValidatorContext {
@@ -11,6 +12,25 @@ export interface ValidatorContext {
   signer: ValidatorSigner;
   validators: ValidatorIndices;
   log: TopicLogger;
+  /** with --metrics: duties performed and missed */
+  duties?: DutyMetrics;
+}
+
+/**
+ * Publishes what was signed for `due` duties (`ready` of them signed) and counts them: the
+ * signed ones performed once published, the rest missed (all of them if publishing fails).
+ */
+export async function publishDuties(ctx: ValidatorContext, duty: ValidatorDuty, due: number, ready: number, publish: () => Promise<void>): Promise<void> {
+  if (ready > 0) {
+    try {
+      await publish();
+    } catch (err) {
+      ctx.duties?.missed(duty, due);
+      throw err;
+    }
+  }
+  if (ready > 0) ctx.duties?.performed(duty, ready);
+  if (due > ready) ctx.duties?.missed(duty, due - ready);
 }
 
 /** An error's message for a log line (stack traces stay out of the duty logs). */

@@ -1,16 +1,17 @@
 import {mkdir} from "node:fs/promises";
 import {join} from "node:path";
-import {chainConfigFromJson, createBeaconConfig, type BeaconConfig} from "@lodestar/config";
+import type {BeaconConfig} from "@lodestar/config";
 import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
-import {byteArrayEquals, toHex} from "@lodestar/utils";
-import {ApiClientError} from "../api/client.ts";
+import {ApiClientError, type ApiClient} from "../api/client.ts";
 import {getLogger} from "../log.ts";
 import {AttesterService} from "./attester.ts";
 import type {ValidatorBeaconApi} from "./beaconApi.ts";
 import {SlotClock} from "./clock.ts";
 import {errorMessage, type ValidatorContext} from "./context.ts";
+import {readNodeChain} from "./nodeChain.ts";
 import {ProposerService} from "./proposer.ts";
+import {RouteFallbacks} from "./routeFallback.ts";
 import {ValidatorSigner} from "./signer.ts";
 import {SlashingProtection} from "./slashingProtection.ts";
 import {SyncCommitteeService} from "./syncCommittee.ts";
@@ -18,6 +19,8 @@ import {ValidatorIndices} from "./validators.ts";
 
 export interface ValidatorClientOptions {
   api: ValidatorBeaconApi;
+  /** The route-table client of the same beacon node: given, routes the node lacks fall back to older ones (routeFallback.ts). */
+  fallbackClient?: ApiClient;
   /** Interop (mock-genesis) key indices of the validators to run. */
   indices: number[];
   /** Data directory; slashing protection lives in its `slashing-protection` LevelDB. */
@@ -26,6 +29,8 @@ export interface ValidatorClientOptions {
   graffiti?: () => Uint8Array | undefined;
   /** Fee recipient announced with prepareBeaconProposer once per epoch (nothing is announced without one). */
   feeRecipient?: Uint8Array;
+  /** with --metrics: duties performed and missed */
+  duties?: ValidatorContext["duties"];
 }
 
 export interface ValidatorClient {
@@ -36,26 +41,30 @@ export interface ValidatorClient {
 /**
  * Starts the validator client over the Beacon API: reads genesis and spec, opens slashing
  * protection, resolves the keys' indices and runs the duties of every slot from the next
- * slot start on. Throws only if genesis, spec or the slashing protection store are unusable.
+ * slot start on. Throws only if genesis, spec or the slashing protection store are unusable,
+ * or signing for the node's chain is not safe (nodeChain.ts).
  */
 export async function startValidatorClient(opts: ValidatorClientOptions): Promise<ValidatorClient> {
-  const {api} = opts;
   // Looked up here, not at import, so the directive the CLI installs at startup applies.
   const log = getLogger("validator");
-  const genesis = await api.getGenesis();
-  const config = createBeaconConfig(chainConfigFromJson(await api.getSpec()), genesis.genesisValidatorsRoot);
-  if (!byteArrayEquals(config.GENESIS_FORK_VERSION, genesis.genesisForkVersion)) {
-    throw new Error(`beacon node genesis fork version ${toHex(genesis.genesisForkVersion)} differs from its spec's ${toHex(config.GENESIS_FORK_VERSION)}`);
-  }
+  const {config, genesisTime} = await readNodeChain(opts.api, log);
+  const api = opts.fallbackClient ? new RouteFallbacks(opts.fallbackClient, log).wrap(opts.api, config) : opts.api;
   const protectionDir = join(opts.dataDir, "slashing-protection");
   await mkdir(protectionDir, {recursive: true});
   const protection = await SlashingProtection.open(protectionDir);
+  try {
+    await protection.bindToChain(config.genesisValidatorsRoot);
+    await protection.pruneAttestations();
+  } catch (err) {
+    await protection.close();
+    throw err;
+  }
   const signer = ValidatorSigner.fromInteropIndices(config, opts.indices, protection);
-  const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices(signer.pubkeys), log};
-  const clock = new SlotClock(genesis.genesisTime, config.SLOT_DURATION_MS);
+  const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices(signer.pubkeys), log, duties: opts.duties};
+  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
   const loop = new DutyLoop(ctx, clock, opts);
 
-  log.info({validators: opts.indices.length, genesisTime: genesis.genesisTime, slotDurationMs: config.SLOT_DURATION_MS}, "Validator client started");
+  log.info({validators: opts.indices.length, genesisTime, slotDurationMs: config.SLOT_DURATION_MS}, "Validator client started");
   await loop.start();
   return {
     async stop() {

@@ -2,7 +2,7 @@ import {computeEpochAtSlot} from "@lodestar/state-transition";
 import type {Slot} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import type {ProposerDuty} from "./beaconApi.ts";
-import {errorMessage, forEachSettled, type ValidatorContext} from "./context.ts";
+import {errorMessage, forEachSettled, publishDuties, type ValidatorContext} from "./context.ts";
 
 interface EpochProposers {
   epoch: number;
@@ -33,7 +33,7 @@ export class ProposerService {
     const ours = duties.filter((d) => d.slot === slot && this.ctx.validators.owns(d.pubkey, d.validatorIndex));
     await forEachSettled(
       ours,
-      (duty) => this.propose(duty),
+      (duty) => publishDuties(this.ctx, "block_proposal", 1, 1, () => this.propose(duty)),
       (duty, err) => this.ctx.log.error({slot, validatorIndex: duty.validatorIndex, error: errorMessage(err)}, "Block proposal failed")
     );
   }
@@ -60,14 +60,14 @@ export class ProposerService {
     const {api, config, signer, log} = this.ctx;
     const {slot, validatorIndex, pubkey} = duty;
     const randaoReveal = signer.signRandaoReveal(pubkey, computeEpochAtSlot(slot));
-    const {block, fork} = await api.produceBlock(slot, randaoReveal, this.graffiti());
+    const {block, fork, blobs} = await api.produceBlock(slot, randaoReveal, this.graffiti());
     if (block.slot !== slot || block.proposerIndex !== validatorIndex) {
       throw new Error(`beacon node returned a block for slot ${block.slot} proposer ${block.proposerIndex}`);
     }
     const expectedFork = config.getForkName(slot);
     if (fork !== expectedFork) throw new Error(`beacon node returned a ${fork} block; slot ${slot} is in ${expectedFork}`);
     const signed = await signer.signBlock(pubkey, block);
-    await api.publishBlock(signed, fork);
+    await api.publishBlock(signed, fork, blobs);
     log.info({slot, validatorIndex, fork}, "Published block");
   }
 }

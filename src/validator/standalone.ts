@@ -8,8 +8,11 @@ import {startValidatorClient, type ValidatorClient} from "./index.ts";
 export async function startStandaloneValidator(opts: ValidatorOptions, graffiti: Uint8Array | undefined): Promise<ValidatorClient> {
   initLogging({directive: opts.logLevel, format: opts.logFormat});
   getLogger("validator").info({beaconNode: opts.beaconNode, validators: opts.interopIndices.length}, "starting validator client");
+  const client = createApiClient(httpTransport(opts.beaconNode));
   return startValidatorClient({
-    api: createValidatorBeaconApi(createApiClient(httpTransport(opts.beaconNode))),
+    api: createValidatorBeaconApi(client),
+    // any beacon node: one built before the newest routes too
+    fallbackClient: client,
     indices: opts.interopIndices,
     dataDir: opts.dataDir,
     graffiti: graffiti ? () => graffiti : undefined,

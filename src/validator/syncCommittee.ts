@@ -3,7 +3,7 @@ import {computeEpochAtSlot, isSyncCommitteeAggregator} from "@lodestar/state-tra
 import type {Root, Slot, altair} from "@lodestar/types";
 import {byteArrayEquals} from "@lodestar/utils";
 import type {SyncDuty} from "./beaconApi.ts";
-import {errorMessage, forEachSettled, type ValidatorContext} from "./context.ts";
+import {errorMessage, forEachSettled, publishDuties, type ValidatorContext} from "./context.ts";
 
 const SUBCOMMITTEE_SIZE = SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT;
 
@@ -52,7 +52,7 @@ export class SyncCommitteeService {
     }));
     this.signedRoots.set(slot, beaconBlockRoot);
     for (const old of this.signedRoots.keys()) if (old < slot) this.signedRoots.delete(old);
-    await api.submitSyncCommitteeMessages(messages);
+    await publishDuties(this.ctx, "sync_committee_message", duties.length, messages.length, () => api.submitSyncCommitteeMessages(messages));
     log.info({slot, count: messages.length}, "Published sync committee messages");
   }
 

@@ -4,11 +4,12 @@ import {computeEpochAtSlot, computeSigningRoot, interopSecretKey} from "@lodesta
 import {ssz} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import type {IBeaconChain} from "../../src/chain/interface.ts";
-import {JsonNumber} from "./helpers.ts";
+import {JsonNumber, postRpc} from "./helpers.ts";
 
 /**
- * For each of the spec's 54 JSON-RPC methods: the params of a call, and the same query written
- * by hand against REST (not derived from the compat table, so the table's mapping is checked).
+ * For each of the 56 JSON-RPC methods (the spec's 54 and the two its list omits): the params of
+ * a call, and the same query written by hand against REST, with where the removed server's
+ * result is in the REST answer (not derived from the compat table, so the table's mapping is checked).
  */
 
 /** A REST request. `text` is a text/plain body; `body` a JSON one. */
@@ -17,13 +18,14 @@ export interface RestCall {
   path: string;
   body?: unknown;
   text?: string;
+  headers?: Record<string, string>;
 }
 
 export interface Case {
   params: unknown[];
   rest: RestCall;
-  /** where the result is in the REST answer: its `data` (default), a key of it, the HTTP status, or nothing (the result is `true`) */
-  result?: "data" | "status" | "empty" | {key: string};
+  /** where the result is in the REST answer: its `data` (default), the HTTP status, nothing (the result is `true`), or read from the body and status */
+  result?: "data" | "status" | "empty" | ((body: any, status: number) => unknown);
   /** the REST status this query gets on the dev chain (200 unless told) */
   status?: number;
   /** the REST data holds text that looks like an integer (the config spec's values): it stays text */
@@ -49,26 +51,52 @@ export interface Fixture {
   peerId: string;
 }
 
+/** Reads the fixture from a running chain: REST at `restBase`, the legacy interface at `rpcUrl`. */
+export async function makeFixture(chain: IBeaconChain, restBase: string, rpcUrl: string): Promise<Fixture> {
+  const dataOf = async (init: RequestInit, path: string): Promise<any> => {
+    const res = await fetch(restBase + path, init);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${init.method} ${path}: ${res.status} ${text}`);
+    return JSON.parse(text).data;
+  };
+  const get = (path: string) => dataOf({method: "GET"}, path);
+  const post = (path: string, body: unknown) => dataOf({method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)}, path);
+  const validators: any[] = await get("/eth/v1/beacon/states/genesis/validators?id=0,1,2,3");
+  const legacyBlock = JSON.parse((await postRpc(rpcUrl, {jsonrpc: "2.0", id: 1, method: "get_v1_beacon_blocks_blockId", params: [2]})).text);
+  return {
+    chain,
+    get,
+    post,
+    pubkeys: validators.map((v) => v.validator.pubkey),
+    block2: await get("/eth/v2/beacon/blocks/2"),
+    legacyBlock2: legacyBlock.result,
+    header2: (await get("/eth/v1/beacon/headers/2")).header,
+    peerId: (await get("/eth/v1/node/identity")).peer_id,
+  };
+}
+
 export const BAD_SIGNATURE = "0x" + "99".repeat(96);
 export const FAR_FUTURE_EPOCH = "18446744073709551615";
 
 const get = (path: string): RestCall => ({method: "GET", path});
 const post = (path: string, body: unknown): RestCall => ({method: "POST", path, body});
 const postText = (path: string, text: string): RestCall => ({method: "POST", path, text});
+/** a POST of a v2 route, with the fork of the dev chain's phase0 era */
+const postPhase0 = (path: string, body: unknown): RestCall => ({method: "POST", path, body, headers: {"eth-consensus-version": "phase0"}});
 const epochNow = (fx: Fixture) => computeEpochAtSlot(fx.chain.currentSlot());
 
 /** An attestation of the node's pool (its own validators attest every slot); waits for one. */
-async function poolAttestation(fx: Fixture): Promise<any> {
+export async function poolAttestation(fx: Fixture): Promise<any> {
   for (let i = 0; i < 20; i++) {
-    const pool: any[] = await fx.get("/eth/v1/beacon/pool/attestations");
+    const pool: any[] = await fx.get("/eth/v2/beacon/pool/attestations");
     if (pool.length > 0) return pool[pool.length - 1];
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error("no attestation in the pool");
 }
 
-/** A phase0 attestation of the current slot with one bit set, signed by its attester's interop key. */
-async function singleAttestation(fx: Fixture): Promise<any> {
+/** A phase0 attestation of the current slot with one bit set, signed by its attester's interop key; from electra on, a SingleAttestation. */
+export async function singleAttestation(fx: Fixture, electra = false): Promise<any> {
   const slot = fx.chain.currentSlot();
   const duties: any[] = await fx.post(`/eth/v1/validator/duties/attester/${computeEpochAtSlot(slot)}`, Array.from({length: 64}, (_, i) => String(i)));
   const duty = duties.find((d) => Number(d.slot) === slot);
@@ -76,6 +104,7 @@ async function singleAttestation(fx: Fixture): Promise<any> {
   const data = ssz.phase0.AttestationData.fromJson(dataJson);
   const domain = fx.chain.config.getDomain(slot, DOMAIN_BEACON_ATTESTER);
   const signature = interopSecretKey(Number(duty.validator_index)).sign(computeSigningRoot(ssz.phase0.AttestationData, data, domain)).toBytes();
+  if (electra) return {committee_index: duty.committee_index, attester_index: duty.validator_index, data: dataJson, signature: toHex(signature)};
   const bits = BitArray.fromSingleBit(Number(duty.committee_length), Number(duty.validator_committee_index));
   return {aggregation_bits: ssz.phase0.CommitteeBits.toJson(bits), data: dataJson, signature: toHex(signature)};
 }
@@ -93,7 +122,7 @@ async function nextBlockRequest(fx: Fixture): Promise<{slot: number; randao: str
 
 export const cases: Record<string, (fx: Fixture) => Promise<Case> | Case> = {
   get_v1_beacon_genesis: () => ({params: [], rest: get("/eth/v1/beacon/genesis"), rawContains: '"genesis_time":1'}),
-  get_v1_beacon_states_root: () => ({params: [2], rest: get("/eth/v1/beacon/states/2/root")}),
+  get_v1_beacon_states_root: () => ({params: [2], rest: get("/eth/v1/beacon/states/2/root"), result: (body) => body.data.root}),
   get_v1_beacon_states_fork: () => ({params: ["genesis"], rest: get("/eth/v1/beacon/states/genesis/fork")}),
   get_v1_beacon_states_finality_checkpoints: () => ({params: [3], rest: get("/eth/v1/beacon/states/3/finality_checkpoints")}),
   get_v1_beacon_states_stateId_validators: (fx) => ({
@@ -112,20 +141,24 @@ export const cases: Record<string, (fx: Fixture) => Promise<Case> | Case> = {
   // republishing a known block is accepted (200); the legacy call sends the block with integers as numbers
   post_v1_beacon_blocks: (fx) => ({params: [fx.legacyBlock2], rest: post("/eth/v1/beacon/blocks", fx.block2), result: "status"}),
   get_v1_beacon_blocks_blockId: () => ({params: [2], rest: get("/eth/v2/beacon/blocks/2")}),
-  get_v1_beacon_blocks_blockId_root: () => ({params: ["head"], rest: get("/eth/v1/beacon/blocks/head/root")}),
-  get_v1_beacon_blocks_blockId_attestations: () => ({params: [3], rest: get("/eth/v1/beacon/blocks/3/attestations")}),
+  get_v1_beacon_blocks_blockId_root: () => ({params: ["head"], rest: get("/eth/v1/beacon/blocks/head/root"), result: (body) => body.data.root}),
+  get_v1_beacon_blocks_blockId_attestations: () => ({params: [3], rest: get("/eth/v2/beacon/blocks/3/attestations")}),
+  get_v1_beacon_pool_attestations: (fx) => {
+    const slot = fx.chain.currentSlot() - 1;
+    return {params: [slot, 0], rest: get(`/eth/v2/beacon/pool/attestations?slot=${slot}&committee_index=0`)};
+  },
   // one attestation (not a list), as the legacy method took it; whichever call comes second is a duplicate the pool ignores
   post_v1_beacon_pool_attestations: async (fx) => {
     const attestation = await singleAttestation(fx);
-    return {params: [attestation], rest: post("/eth/v1/beacon/pool/attestations", [attestation]), result: "empty"};
+    return {params: [attestation], rest: postPhase0("/eth/v2/beacon/pool/attestations", [attestation]), result: "empty"};
   },
-  get_v1_beacon_pool_attester_slashings: () => ({params: [], rest: get("/eth/v1/beacon/pool/attester_slashings")}),
+  get_v1_beacon_pool_attester_slashings: () => ({params: [], rest: get("/eth/v2/beacon/pool/attester_slashings")}),
   // the same attestation twice is no slashing: 400 on both protocols
   post_v1_beacon_pool_attester_slashings: async (fx) => {
     const {data} = await poolAttestation(fx);
     const indexed = {attesting_indices: ["0"], data, signature: BAD_SIGNATURE};
     const slashing = {attestation_1: indexed, attestation_2: indexed};
-    return {params: [slashing], rest: post("/eth/v1/beacon/pool/attester_slashings", slashing), result: "empty", status: 400};
+    return {params: [slashing], rest: postPhase0("/eth/v2/beacon/pool/attester_slashings", slashing), result: "empty", status: 400};
   },
   get_v1_beacon_pool_proposer_slashings: () => ({params: [], rest: get("/eth/v1/beacon/pool/proposer_slashings")}),
   post_v1_beacon_pool_proposer_slashings: (fx) => {
@@ -145,7 +178,7 @@ export const cases: Record<string, (fx: Fixture) => Promise<Case> | Case> = {
   get_v1_node_peer_count: () => ({params: [], rest: get("/eth/v1/node/peer_count")}),
   get_v1_node_version: () => ({params: [], rest: get("/eth/v1/node/version")}),
   get_v1_node_syncing: () => ({params: [], rest: get("/eth/v1/node/syncing")}),
-  get_v1_node_health: () => ({params: [], rest: get("/eth/v1/node/health"), result: "status"}),
+  get_v1_node_health: () => ({params: [], rest: get("/eth/v1/node/health"), result: (_body, status) => ({health: status})}),
   // public keys in the legacy call, indices in the REST one: the same duties
   get_v1_validator_duties_attester: (fx) => ({
     params: [epochNow(fx), fx.pubkeys.slice(0, 2)],
@@ -163,13 +196,15 @@ export const cases: Record<string, (fx: Fixture) => Promise<Case> | Case> = {
   get_v1_validator_aggregate_attestation: async (fx) => {
     const {data} = await poolAttestation(fx);
     const root = toHex(ssz.phase0.AttestationData.hashTreeRoot(ssz.phase0.AttestationData.fromJson(data)));
-    return {params: [Number(data.slot), root], rest: get(`/eth/v1/validator/aggregate_attestation?attestation_data_root=${root}&slot=${data.slot}`)};
+    // the legacy call names no committee: before electra it is the data's index
+    const rest = get(`/eth/v2/validator/aggregate_attestation?attestation_data_root=${root}&slot=${data.slot}&committee_index=${data.index}`);
+    return {params: [Number(data.slot), root], rest};
   },
   // one aggregate (not a list) with signatures that sign nothing: 400 on both protocols
   post_v1_validator_aggregate_and_proofs: async (fx) => {
     const aggregate = await poolAttestation(fx);
     const proof = {message: {aggregator_index: "1", aggregate, selection_proof: BAD_SIGNATURE}, signature: BAD_SIGNATURE};
-    return {params: [proof], rest: post("/eth/v1/validator/aggregate_and_proofs", [proof]), result: "empty", status: 400};
+    return {params: [proof], rest: postPhase0("/eth/v2/validator/aggregate_and_proofs", [proof]), result: "empty", status: 400};
   },
   post_v1_validator_beacon_committee_subscriptions: (fx) => {
     const slot = fx.chain.currentSlot() + 1;
@@ -180,16 +215,18 @@ export const cases: Record<string, (fx: Fixture) => Promise<Case> | Case> = {
   get_v1_config_fork_schedule: () => ({params: [], rest: get("/eth/v1/config/fork_schedule"), rawContains: `"epoch":${FAR_FUTURE_EPOCH}`}),
   get_v1_config_spec: () => ({params: [], rest: get("/eth/v1/config/spec"), textNumbers: true}),
   get_v1_config_deposit_contract: () => ({params: [], rest: get("/eth/v1/config/deposit_contract")}),
-  get_v1_debug_beacon_states_stateId: () => ({params: [2], rest: get("/eth/v1/debug/beacon/states/2")}),
+  get_v1_debug_beacon_states_stateId: () => ({params: [2], rest: get("/eth/v2/debug/beacon/states/2")}),
+  // the removed server's form is the v1 endpoint's: [{root, slot}]
+  get_v1_debug_beacon_heads: () => ({params: [], rest: get("/eth/v1/debug/beacon/heads")}),
   get_v2_debug_beacon_heads: () => ({params: [], rest: get("/eth/v2/debug/beacon/heads")}),
-  getBeaconHead: () => ({params: [], rest: get("/ext/v1/beacon/head")}),
+  getBeaconHead: () => ({params: [], rest: get("/eth/v1/beacon/headers/head"), result: (body) => body.data.header.message.slot}),
   getChainHead: () => ({params: [], rest: get("/ext/v1/chain/head")}),
-  getNodeVersion: () => ({params: [], rest: get("/ext/v1/node/version")}),
+  getNodeVersion: () => ({params: [], rest: get("/eth/v1/node/version"), result: (body) => body.data.version}),
   peers: () => ({params: [], rest: get("/ext/v1/network/peers")}),
-  getSyncing: () => ({params: [], rest: get("/ext/v1/syncmanager/status"), result: {key: "is_syncing"}}),
-  getNetworkPeerId: () => ({params: [], rest: get("/ext/v1/node/peerid")}),
+  getSyncing: () => ({params: [], rest: get("/eth/v1/node/syncing"), result: (body) => body.data.is_syncing}),
+  getNetworkPeerId: () => ({params: [], rest: get("/eth/v1/node/identity"), result: (body) => body.data.peer_id}),
   getNetworkPeers: () => ({params: [], rest: get("/ext/v1/network/ids")}),
-  getNetworkEnr: () => ({params: [], rest: get("/ext/v1/network/enr")}),
+  getNetworkEnr: () => ({params: [], rest: get("/eth/v1/node/identity"), result: (body) => body.data.enr}),
   setLogLevel: () => ({params: ["WARN"], rest: postText("/ext/v1/chronicles/settings", "WARN")}),
   setGraffiti: () => ({params: ["compat test"], rest: postText("/ext/v1/graffiti", "compat test")}),
   getEth1Chain: () => ({params: [], rest: get("/ext/v1/eth1/chain")}),

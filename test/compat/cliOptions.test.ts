@@ -1,7 +1,7 @@
 import {describe, expect, it} from "@jest/globals";
-import {COMPAT_HELP, NODE_HELP, parseCompatOptions, parseNodeOptions} from "../../src/cli/options.ts";
+import {COMPAT_CHECK_HELP, COMPAT_HELP, NODE_HELP, parseCompatCheckOptions, parseCompatOptions, parseNodeOptions} from "../../src/cli/options.ts";
 
-/** The command line of the JSON-RPC interface: `node --rpc ...` and `compat --upstream ...`. */
+/** The command line of the JSON-RPC interface: `node --rpc ...`, `compat --upstream ...` and `compat check ...`. */
 
 describe("node --rpc options", () => {
   it("are off by default, on port 9190 of the local machine, in the legacy encoding", () => {
@@ -45,5 +45,24 @@ describe("compat options", () => {
   it("answer --help", () => {
     expect(parseCompatOptions(["--help"])).toBe("help");
     expect(COMPAT_HELP).toContain("--upstream URL");
+  });
+});
+
+describe("compat check options", () => {
+  it("need both endpoints, as http(s) URLs", () => {
+    expect(parseCompatCheckOptions(["--rpc", "http://127.0.0.1:9190", "--rest", "https://node.example:5052"])).toEqual({
+      rpc: "http://127.0.0.1:9190",
+      rest: "https://node.example:5052",
+    });
+    expect(() => parseCompatCheckOptions(["--rest", "http://h:5052"])).toThrow("--rpc URL is required");
+    expect(() => parseCompatCheckOptions(["--rpc", "http://h:9190"])).toThrow("--rest URL is required");
+    expect(() => parseCompatCheckOptions(["--rpc", "ftp://h", "--rest", "http://h"])).toThrow("http(s)");
+    expect(() => parseCompatCheckOptions(["--rpc", "http://h", "--rest", "http://h", "--upstream", "http://h"])).toThrow("upstream");
+  });
+
+  it("answer --help, and compat's help names the check", () => {
+    expect(parseCompatCheckOptions(["--help"])).toBe("help");
+    expect(COMPAT_CHECK_HELP).toContain("--rpc URL");
+    expect(COMPAT_HELP).toContain("compat check --rpc URL --rest URL");
   });
 });

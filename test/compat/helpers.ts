@@ -1,3 +1,6 @@
+import {spawn} from "node:child_process";
+import {fileURLToPath} from "node:url";
+
 /**
  * Talking JSON-RPC over HTTP, and comparing a legacy-encoded result with the REST answer it
  * came from: numbers are read with their exact digits, so a uint64 above 2^53 is checked as written.
@@ -75,3 +78,17 @@ export function compareLegacy(legacy: unknown, rest: unknown, path = "result"): 
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+
+const BIN = fileURLToPath(new URL("../../bin/beacon-gateway.js", import.meta.url));
+
+/** Runs `beacon-gateway compat check --rpc RPC --rest REST` to its end: its exit code and its output. */
+export function runCompatCheck(rpc: string, rest: string): Promise<{code: number | null; stdout: string; stderr: string}> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [BIN, "compat", "check", "--rpc", rpc, "--rest", rest], {stdio: ["ignore", "pipe", "pipe"]});
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    proc.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    proc.on("exit", (code) => resolve({code, stdout, stderr}));
+  });
+}

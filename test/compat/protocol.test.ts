@@ -1,6 +1,7 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import type {Transport} from "../../src/api/client.ts";
 import type {WireRequest, WireResponse} from "../../src/api/wire.ts";
+import {legacyMethods, paramCount, type LegacyParam} from "../../compat/methods.ts";
 import {startCompatServer, type CompatServer} from "../../compat/server.ts";
 import {plain, postRpc} from "./helpers.ts";
 
@@ -27,6 +28,8 @@ const validatorJson = {
   },
 };
 
+/** Slots per epoch 32; electra from epoch 10 */
+const SPEC = {SECONDS_PER_SLOT: "12", SLOTS_PER_EPOCH: "32", PRESET_BASE: "mainnet", ALTAIR_FORK_EPOCH: "1", ELECTRA_FORK_EPOCH: "10", FAR_FUTURE_EPOCH: FAR_FUTURE};
 const json = (status: number, body: unknown): WireResponse => ({status, headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
 const chain = {execution_optimistic: false, finalized: true};
 
@@ -37,14 +40,17 @@ const answers: Record<string, (req: WireRequest) => WireResponse> = {
     req.params.state_id === "head" ? json(200, {...chain, data: {root: ROOT}}) : json(404, {code: 404, message: `State not found: ${req.params.state_id}`}),
   getStateValidator: () => json(200, {...chain, data: validatorJson}),
   getStateValidators: () => json(200, {...chain, data: [validatorJson]}),
-  getSpec: () => json(200, {data: {SECONDS_PER_SLOT: "12", PRESET_BASE: "mainnet", FAR_FUTURE_EPOCH: FAR_FUTURE}}),
-  getNodeVersionText: () => json(200, {data: "12345"}),
-  getSyncManagerStatus: () => json(200, {data: {state: "synced", is_syncing: false, head_slot: "9", sync_distance: "0"}}),
+  getSpec: () => json(200, {data: SPEC}),
+  getNodeVersion: () => json(200, {data: {version: "12345"}}),
+  getSyncingStatus: () => json(200, {data: {head_slot: "9", sync_distance: "0", is_syncing: false, is_optimistic: false, el_offline: false}}),
   setGraffiti: () => json(200, {data: true}),
-  submitPoolAttestations: () => ({status: 200, headers: {}}),
-  getHealth: () => ({status: 206, headers: {}}),
+  submitPoolAttestationsV2: () => ({status: 200, headers: {}}),
+  getBlockRoot: () => json(200, {...chain, data: {root: ROOT}}),
+  getDebugChainHeadsV2: () => json(200, {data: [{root: ROOT, slot: "7", execution_optimistic: false}]}),
+  getHealth: () => ({status: health, headers: {}}),
   getChainHead: () => json(404, {code: 404, message: "Route not found"}),
 };
+let health = 206;
 const seen: {operationId: string; req: WireRequest}[] = [];
 const stub: Transport = async (route, req) => {
   seen.push({operationId: route.operationId, req});
@@ -52,6 +58,12 @@ const stub: Transport = async (route, req) => {
   if (!answer) throw new Error(`stub has no answer for ${route.operationId}`);
   return answer(req);
 };
+/** A value each kind of param takes (the params before a mistyped one must pass). */
+function validParam(param: LegacyParam): unknown {
+  if (param.def.in === "body") return param.def.text ? "text" : {};
+  const examples: Record<string, unknown> = {state_id: "head", block_id: "head", validator_id: 1, epoch: 1, slot: 1, peer_id: "16Uiu2HAm", attestation_data_root: ROOT, randao_reveal: "0x" + "aa".repeat(96)};
+  return examples[param.def.name] ?? 0;
+}
 const lastRequest = (operationId: string): WireRequest => seen.filter((s) => s.operationId === operationId).at(-1)!.req;
 
 let legacy: CompatServer;
@@ -83,10 +95,19 @@ describe("JSON-RPC envelopes", () => {
     expect(typeof reply.error.data).toBe("string");
   });
 
-  it("answers an invalid envelope with -32600", async () => {
-    for (const bad of [{id: 1, method: "get_v1_beacon_genesis"}, {jsonrpc: "2.0", id: 1, method: 7}, {jsonrpc: "2.0", id: 1, method: "x", params: 5}, "[]"]) {
+  it("answers an invalid request with -32600, keeping a readable id", async () => {
+    for (const [bad, id] of [
+      [{id: 1, method: "get_v1_beacon_genesis"}, 1],
+      [{jsonrpc: "2.0", id: "x", method: 7}, "x"],
+      [{jsonrpc: "2.0", id: 3, method: "x", params: 5}, 3],
+      [{jsonrpc: "1.0", id: null, method: "get_v1_beacon_genesis"}, null],
+      [{jsonrpc: "2.0", id: {not: "an id"}, method: "get_v1_beacon_genesis"}, null],
+      [{jsonrpc: "2.0", id: [1], method: 7}, null],
+      ["[]", null],
+      ["5", null],
+    ] as const) {
       const reply = JSON.parse((await postRpc(url(legacy), bad)).text);
-      expect(reply).toMatchObject({jsonrpc: "2.0", id: null, error: {code: -32600}});
+      expect(reply).toMatchObject({jsonrpc: "2.0", id, error: {code: -32600, message: expect.stringMatching(/^Invalid Request: /)}});
     }
   });
 
@@ -113,7 +134,7 @@ describe("JSON-RPC envelopes", () => {
     expect(byId.get("a")).toMatchObject({result: {genesis_time: 1606824023}});
     expect(byId.get(7)).toMatchObject({error: {code: -32601}});
     expect(byId.get("c")).toMatchObject({error: {code: -32000, data: {status: 404, message: "State not found: finalized"}}});
-    expect(byId.get(null)).toMatchObject({error: {code: -32600}});
+    expect(byId.get(null)).toMatchObject({error: {code: -32600, message: "Invalid Request: jsonrpc must be \"2.0\""}});
   });
 
   it("answers a lone notification with 204 and no body", async () => {
@@ -143,22 +164,82 @@ describe("params", () => {
     expect((await rpc("get_v1_beacon_states_root", [null])).error.message).toContain("(stateId) is required");
   });
 
+  it("answers a missing param with -32602 where REST would take it elsewhere (setLogLevel's level)", async () => {
+    for (const params of [[], [null]]) {
+      const reply = await rpc("setLogLevel", params);
+      expect(reply.error).toMatchObject({code: -32602, message: expect.stringContaining("directive")});
+    }
+    expect(seen.some((s) => s.operationId === "setLogLevel")).toBe(false);
+  });
+
+  it("answers a value the route's parser refuses with -32602 naming the param, before any REST call", async () => {
+    const before = seen.length;
+    for (const [method, params, name] of [
+      ["get_v1_beacon_states_root", ["tomorrow"], "stateId"],
+      ["get_v1_beacon_blocks_blockId_root", ["justified"], "blockId"],
+      ["get_v1_beacon_states_stateId_validators", ["head", ["not-a-key"]], "id"],
+      ["get_v1_beacon_states_stateId_validators", ["head", [], ["sleeping"]], "status"],
+      ["get_v1_validator_duties_proposer", ["0x12"], "epoch"],
+      ["get_v1_beacon_headers", [1, "0x12"], "parentRoot"],
+    ] as const) {
+      const reply = await rpc(method, [...params]);
+      expect({method, error: reply.error}).toMatchObject({method, error: {code: -32602, message: expect.stringContaining(`(${name}) is invalid`)}});
+    }
+    expect(seen.length).toBe(before);
+  });
+
+  it("answers -32602 for every method called without its required params or with a mistyped one, before any REST call", async () => {
+    const before = seen.length;
+    for (const method of legacyMethods.values()) {
+      const {min} = paramCount(method);
+      if (min > 0) {
+        const reply = await rpc(method.name, []);
+        expect({method: method.name, code: reply.error?.code}).toEqual({method: method.name, code: -32602});
+      }
+      for (const [i, param] of method.params.entries()) {
+        // an object where REST takes text, a number where it takes a JSON body or text
+        const bad = param.def.in === "body" ? 42 : {not: "a value"};
+        const params = method.params.map((p, j) => (j === i ? bad : validParam(p)));
+        const reply = await rpc(method.name, params);
+        expect({method: method.name, param: param.name, code: reply.error?.code, names: reply.error?.message?.includes(`(${param.name})`)}).toEqual({
+          method: method.name,
+          param: param.name,
+          code: -32602,
+          names: true,
+        });
+      }
+    }
+    expect(seen.length).toBe(before);
+  });
+
   it("puts params where REST takes them: path, query lists, and exact integers", async () => {
-    await rpc("get_v1_beacon_states_stateId_validators_validatorId", [12, 18446744073709551615n.toString()]);
-    expect(lastRequest("getStateValidator").params).toEqual({state_id: "12", validator_id: FAR_FUTURE});
-    // a uint64 sent as a JSON number arrives with all its digits
-    await postRpc(url(legacy), `{"jsonrpc":"2.0","id":1,"method":"get_v1_beacon_states_stateId_validators_validatorId","params":["head",${FAR_FUTURE}]}`);
-    expect(lastRequest("getStateValidator").params.validator_id).toBe(FAR_FUTURE);
+    await rpc("get_v1_beacon_states_stateId_validators_validatorId", [12, "9007199254740991"]);
+    expect(lastRequest("getStateValidator").params).toEqual({state_id: "12", validator_id: "9007199254740991"});
+    // a uint64 sent as a JSON number is read with all its digits: REST gets them, or the refusal quotes them
+    const big = JSON.parse((await postRpc(url(legacy), `{"jsonrpc":"2.0","id":1,"method":"get_v1_beacon_states_stateId_validators_validatorId","params":["head",${FAR_FUTURE}]}`)).text);
+    const arrived = big.error ? big.error.message : lastRequest("getStateValidator").params.validator_id;
+    expect(arrived).toContain(FAR_FUTURE);
     await rpc("get_v1_beacon_states_stateId_validators", ["head", [1, "0x" + "aa".repeat(48)], null]);
     expect(lastRequest("getStateValidators").query).toEqual({id: ["1", "0x" + "aa".repeat(48)]});
   });
 
-  it("sends one attestation as a list of one, with integers as decimal strings", async () => {
+  it("sends one attestation as a list of one, with integers as decimal strings, and the fork of its slot", async () => {
     const attestation = {aggregation_bits: "0x03", data: {slot: 5, index: 0}, signature: "0x00"};
     expect((await rpc("post_v1_beacon_pool_attestations", [attestation])).result).toBe(true);
-    const sent = lastRequest("submitPoolAttestations");
+    const sent = lastRequest("submitPoolAttestationsV2");
     expect(sent.headers["content-type"]).toBe("application/json");
+    expect(sent.headers["eth-consensus-version"]).toBe("phase0");
     expect(JSON.parse(new TextDecoder().decode(sent.body))).toEqual([{...attestation, data: {slot: "5", index: "0"}}]);
+    // epoch 10 (slot 320) is electra in the stub's spec; epoch 1 altair
+    await rpc("post_v1_beacon_pool_attestations", [[{...attestation, data: {slot: 320, index: 0}}]]);
+    expect(lastRequest("submitPoolAttestationsV2").headers["eth-consensus-version"]).toBe("electra");
+    await rpc("post_v1_beacon_pool_attestations", [{...attestation, data: {slot: "319", index: 0}}]);
+    expect(lastRequest("submitPoolAttestationsV2").headers["eth-consensus-version"]).toBe("altair");
+  });
+
+  it("answers a body without the slot its fork is read from with -32602", async () => {
+    const reply = await rpc("post_v1_beacon_pool_attestations", [{aggregation_bits: "0x03", data: {}, signature: "0x00"}]);
+    expect(reply.error).toMatchObject({code: -32602, message: expect.stringContaining("(attestations) has no slot")});
   });
 
   it("sends setGraffiti's text as a text/plain body", async () => {
@@ -176,7 +257,7 @@ describe("results", () => {
     expect(reply.text).toContain('"index":3,"balance":32000000000,"status":"active_ongoing"');
     // the node version is text even when it looks like a number; the config spec's values are text in its schema
     expect((await rpc("getNodeVersion", [])).result).toBe("12345");
-    expect((await rpc("get_v1_config_spec", [])).result).toEqual({SECONDS_PER_SLOT: "12", PRESET_BASE: "mainnet", FAR_FUTURE_EPOCH: FAR_FUTURE});
+    expect((await rpc("get_v1_config_spec", [])).result).toEqual(SPEC);
   });
 
   it("gives the REST data unchanged with --rpc-encoding rest", async () => {
@@ -184,9 +265,17 @@ describe("results", () => {
     expect(plain(reply.result)).toEqual(validatorJson);
   });
 
-  it("takes the legacy result key, and the status of status routes", async () => {
+  it("reads what the removed server answered: a field, a status inside an object, some fields of each item", async () => {
     expect((await rpc("getSyncing", [])).result).toBe(false);
-    expect(plain((await rpc("get_v1_node_health", [])).result)).toBe(206);
+    expect((await rpc("get_v1_node_health", [])).result).toEqual({health: 206});
+    // an unhealthy node: the removed server answered {"health": 503}, not an error
+    health = 503;
+    expect((await rpc("get_v1_node_health", [])).result).toEqual({health: 503});
+    health = 206;
+    expect((await rpc("get_v1_beacon_blocks_blockId_root", ["head"])).result).toBe(ROOT);
+    expect((await rpc("get_v1_beacon_states_root", ["head"])).result).toBe(ROOT);
+    expect((await postRpc(url(legacy), call("get_v1_debug_beacon_heads", []))).text).toContain(`"result":[{"root":"${ROOT}","slot":7}]`);
+    expect((await rpc("get_v1_debug_beacon_heads", [], () => rest)).result).toEqual([{root: ROOT, slot: "7"}]);
   });
 
   it("turns a REST error into -32000 carrying the REST status and message", async () => {

@@ -4,11 +4,12 @@ import type {AddressInfo} from "node:net";
 import {startCompatServer, type CompatServer} from "../../compat/server.ts";
 import {httpTransport} from "../../src/api/client.ts";
 import {NodeProcess, tempDataDir} from "../e2e/nodeProcess.ts";
-import {compareLegacy, parseExact, plain, postRpc} from "./helpers.ts";
+import {compareLegacy, parseExact, plain, postRpc, runCompatCheck} from "./helpers.ts";
 
 /**
  * `beacon-gateway compat --upstream URL` as its own process, in front of a node started as
- * another process: calls go over HTTP to the node's REST API. And in front of a beacon node
+ * another process: calls go over HTTP to the node's REST API, and `compat check` finds both
+ * protocols agreeing. And in front of a beacon node
  * without beacon-gateway's /ext/v1 endpoints (the same node behind a proxy that hides them),
  * the extension methods answer an error naming the missing endpoint.
  */
@@ -63,11 +64,16 @@ describe("beacon-gateway compat --upstream", () => {
     expect(text).toContain(`"exit_epoch":${FAR_FUTURE_EPOCH}`);
   });
 
-  it("answers extension methods from a beacon-gateway upstream's /ext/v1 endpoints", async () => {
-    expect((await rpc(rpcUrl, "getNetworkEnr", [])).reply.result).toBe(await restData("/ext/v1/network/enr"));
+  it("answers extension methods from the upstream's standard answers and beacon-gateway's /ext/v1 endpoints", async () => {
+    expect((await rpc(rpcUrl, "getNetworkEnr", [])).reply.result).toBe(((await restData("/eth/v1/node/identity")) as {enr: string}).enr);
     expect((await rpc(rpcUrl, "setGraffiti", ["standalone"])).reply.result).toBe(true);
     expect(await restData("/ext/v1/graffiti")).toMatchObject({text: "standalone"});
   });
+
+  it("agrees with the upstream's REST API method by method (compat check)", async () => {
+    const {code, stdout} = await runCompatCheck(rpcUrl, restUrl);
+    expect({code, differ: stdout.split("\n").filter((line) => line.startsWith("differ"))}).toEqual({code: 0, differ: []});
+  }, 60_000);
 
   it("passes REST errors on, and answers batches", async () => {
     const batch = [
@@ -107,5 +113,14 @@ describe("compat in front of a beacon node without the /ext/v1 endpoints", () =>
     const {reply} = await rpc(url, "getChainHead", []);
     expect(reply.error.message).toMatch(/^getChainHead needs GET \/ext\/v1\/chain\/head, an extension endpoint of beacon-gateway, which the beacon node at http:\/\/127\.0\.0\.1:\d+ does not serve \(HTTP 404\)$/);
     expect(plain(reply.error.data)).toEqual({status: 404, message: "NOT_FOUND"});
+  });
+
+  it("serves the extension methods that read a standard answer", async () => {
+    const url = `http://127.0.0.1:${compat.port}/`;
+    const identity = (await restData("/eth/v1/node/identity")) as {peer_id: string; enr: string};
+    expect((await rpc(url, "getNodeVersion", [])).reply.result).toBe(((await restData("/eth/v1/node/version")) as {version: string}).version);
+    expect((await rpc(url, "getNetworkPeerId", [])).reply.result).toBe(identity.peer_id);
+    expect((await rpc(url, "getNetworkEnr", [])).reply.result).toBe(identity.enr);
+    expect(plain((await rpc(url, "getBeaconHead", [])).reply.result)).toBe(0);
   });
 });

@@ -42,6 +42,10 @@ export type Json = any;
 export const ZERO_ROOT = "0x" + "00".repeat(32);
 /** a root that names nothing on the chain */
 export const UNKNOWN_ROOT = "0x" + "ab".repeat(32);
+/** the largest uint64: a well-formed slot or index that names nothing (404, or no match) */
+export const MAX_UINT64 = "18446744073709551615";
+/** 2^64: does not parse as a uint64 (400) */
+export const PAST_UINT64 = "18446744073709551616";
 /** a well-formed signature that signs nothing: items carrying it fail validation */
 export const BAD_SIGNATURE = "0x" + "99".repeat(96);
 /** the BLS G2 point at infinity (`skip_randao_verification`) */

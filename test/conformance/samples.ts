@@ -1,6 +1,7 @@
 import type {Sample} from "./sampleContext.ts";
 import {beaconSamples} from "./samples/beacon.ts";
 import {extSamples} from "./samples/ext.ts";
+import {lightClientSamples} from "./samples/lightClient.ts";
 import {nodeSamples} from "./samples/node.ts";
 import {poolSamples} from "./samples/pool.ts";
 import {stateSamples} from "./samples/states.ts";
@@ -20,4 +21,5 @@ export const samples: Record<string, Sample> = {
   ...validatorSamples,
   ...nodeSamples,
   ...extSamples,
+  ...lightClientSamples,
 };

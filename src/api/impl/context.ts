@@ -1,4 +1,4 @@
-import type {Attestation, AttesterSlashing, SignedAggregateAndProof, SignedBeaconBlock, altair, bellatrix, capella, electra, phase0} from "@lodestar/types";
+import type {Attestation, AttesterSlashing, SignedAggregateAndProof, SignedBeaconBlock, altair, bellatrix, capella, deneb, electra, fulu, phase0, LightClientFinalityUpdate, LightClientOptimisticUpdate} from "@lodestar/types";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import type {NetworkIdentity} from "../../network/identity.ts";
 import type {OperationPools} from "../../pools/index.ts";
@@ -33,7 +33,11 @@ export type OutgoingGossip =
   | {type: "attester_slashing"; data: AttesterSlashing}
   | {type: "bls_to_execution_change"; data: capella.SignedBLSToExecutionChange}
   | {type: "sync_committee"; data: altair.SyncCommitteeMessage}
-  | {type: "sync_committee_contribution_and_proof"; data: altair.SignedContributionAndProof};
+  | {type: "sync_committee_contribution_and_proof"; data: altair.SignedContributionAndProof}
+  | {type: "blob_sidecar"; data: deneb.BlobSidecar}
+  | {type: "data_column_sidecar"; data: fulu.DataColumnSidecar}
+  | {type: "light_client_finality_update"; data: LightClientFinalityUpdate}
+  | {type: "light_client_optimistic_update"; data: LightClientOptimisticUpdate};
 
 /** The network's side of the API: broadcasting what clients submit, and what it shows of peers. */
 export interface NetworkContext {
@@ -84,4 +88,9 @@ export function syncState(ctx: ApiContext): {headSlot: number; syncDistance: num
 /** The validator endpoints answer 503 while the node is syncing: their answers would be stale. */
 export function assertNotSyncing(ctx: ApiContext): void {
   if (isNodeSyncing(ctx)) throw new ApiError(503, "Beacon node is currently syncing and not serving request on that endpoint");
+}
+
+/** Validators must not build on a block whose payload the engine has not validated (sync/optimistic.md): 503 until it has. */
+export function assertHeadNotOptimistic(ctx: ApiContext): void {
+  if (ctx.chain.isHeadOptimistic()) throw new ApiError(503, "Beacon node's head is optimistic: the execution engine has not validated its payload yet");
 }

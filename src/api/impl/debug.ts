@@ -8,7 +8,7 @@ import type {Handlers} from "../routes/types.ts";
 import type {ApiContext} from "./context.ts";
 import {useNewerRoute} from "./newerRoute.ts";
 import {resolveState} from "./resolve.ts";
-import {emptySidecars} from "./sidecars.ts";
+import {dataColumnSidecars} from "./sidecars.ts";
 
 /** Handlers of the Debug tag: states, fork choice, data column sidecars. */
 
@@ -80,6 +80,6 @@ export const debugHandlers: Handlers<typeof debugRoutes, ApiContext> = {
   },
 
   async getDebugDataColumnSidecars({blockId, indices}, {chain}) {
-    return emptySidecars(chain, {blockId, indices: indices ?? [], limitAt: () => NUMBER_OF_COLUMNS, what: "column index"});
+    return dataColumnSidecars(chain, {blockId, indices: indices ?? [], limitAt: () => NUMBER_OF_COLUMNS, what: "column index"});
   },
 };

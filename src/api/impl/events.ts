@@ -8,9 +8,6 @@ import type {ApiContext} from "./context.ts";
 
 /** The event stream's handler: each topic is a listener on the chain's or the pools' emitter. */
 
-/** The dev chain's engine answers at once: nothing the node imports is ever optimistic. */
-const executionOptimistic = false;
-
 type Listen = <Events extends Record<keyof Events, unknown[]>, K extends keyof Events & string>(
   emitter: EventEmitter<Events>,
   name: K,
@@ -29,21 +26,32 @@ type PoolTopic = (typeof POOL_TOPICS)[number];
 const isPoolTopic = (topic: EventTopic): topic is PoolTopic => (POOL_TOPICS as readonly string[]).includes(topic);
 
 /** Starts the listeners of one topic; each turns its emitter's value into the topic's event data. */
-function listenTo(topic: EventTopic, chain: EventEmitter<ChainEvents>, pools: EventEmitter<PoolEvents>, listen: Listen, emit: (event: BeaconEvent) => void): void {
+function listenTo(
+  topic: EventTopic,
+  chain: EventEmitter<ChainEvents>,
+  pools: EventEmitter<PoolEvents>,
+  listen: Listen,
+  emit: (event: BeaconEvent) => void,
+  isOptimistic: (blockRoot: Uint8Array) => boolean
+): void {
   if (isPoolTopic(topic)) return listen(pools, topic, (data) => emit({topic, data} as BeaconEvent));
   switch (topic) {
     case "head":
-      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic}}));
+      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic: isOptimistic(e.block)}}));
     case "block":
-      return listen(chain, topic, ({slot, block}) => emit({topic, data: {slot, block, executionOptimistic}}));
+      return listen(chain, topic, ({slot, block}) => emit({topic, data: {slot, block, executionOptimistic: isOptimistic(block)}}));
     case "block_gossip":
       return listen(chain, topic, (data) => emit({topic, data}));
     case "finalized_checkpoint":
-      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic}}));
+      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic: isOptimistic(e.block)}}));
     case "chain_reorg":
-      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic}}));
+      return listen(chain, topic, (e) => emit({topic, data: {...e, executionOptimistic: isOptimistic(e.newHeadBlock)}}));
     case "payload_attributes":
       return listen(chain, topic, (e) => emit({topic, data: payloadAttributesData(e)}));
+    case "light_client_finality_update":
+      return listen(chain, topic, ({fork, value}) => emit({topic, data: {version: fork, data: value}}));
+    case "light_client_optimistic_update":
+      return listen(chain, topic, ({fork, value}) => emit({topic, data: {version: fork, data: value}}));
   }
 }
 
@@ -57,7 +65,7 @@ export const eventHandlers: Handlers<typeof eventRoutes, ApiContext> = {
             (emitter as EventEmitter).on(name, listener as never);
             removers.push(() => (emitter as EventEmitter).off(name, listener as never));
           };
-          for (const topic of topics) listenTo(topic, chain.emitter, pools.emitter, listen, onEvent);
+          for (const topic of topics) listenTo(topic, chain.emitter, pools.emitter, listen, onEvent, (root) => chain.isOptimistic(root));
           return () => {
             for (const remove of removers) remove();
           };

@@ -4,7 +4,7 @@ import {liveTasks} from "../../liveTasks.ts";
 import {badRequest} from "../errors.ts";
 import type {extRoutes} from "../routes/ext.ts";
 import type {Handlers} from "../routes/types.ts";
-import {type ApiContext, syncState} from "./context.ts";
+import type {ApiContext} from "./context.ts";
 
 /** Handlers of the extension endpoints (`/ext/v1`). */
 
@@ -30,10 +30,6 @@ export const extHandlers: Handlers<typeof extRoutes, ApiContext> = {
     return {data: true};
   },
 
-  async getBeaconHead(_args, {chain}) {
-    return {data: chain.getHead().slot};
-  },
-
   async getChainHead(_args, {chain}) {
     const head = chain.getHead();
     const finalized = chain.getFinalizedCheckpoint();
@@ -50,19 +46,6 @@ export const extHandlers: Handlers<typeof extRoutes, ApiContext> = {
     };
   },
 
-  async getSyncManagerStatus(_args, ctx) {
-    const {headSlot, syncDistance, isSyncing} = syncState(ctx);
-    return {data: {state: isSyncing ? "syncing" : "synced", isSyncing, headSlot, syncDistance}};
-  },
-
-  async getNodePeerId(_args, {node}) {
-    return {data: node.identity.peerId};
-  },
-
-  async getNodeVersionText(_args, {node}) {
-    return {data: node.version};
-  },
-
   async getNetworkPeerIds(_args, {network}) {
     return {data: (network?.peers() ?? []).filter((p) => p.state === "connected").map((p) => p.peerId)};
   },
@@ -73,10 +56,6 @@ export const extHandlers: Handlers<typeof extRoutes, ApiContext> = {
 
   async getDebugGossipPeers(_args, {network}) {
     return {data: network?.gossipView() ?? {gossipsub: {}, mesh: {}, colocationPeers: [], peerStats: [], allPeers: []}};
-  },
-
-  async getNetworkEnr(_args, {node}) {
-    return {data: node.identity.enr()};
   },
 
   // The dev chain has no deposit contract: the node follows no execution chain for deposits,

@@ -6,6 +6,7 @@ import {debugHandlers} from "./debug.ts";
 import type {ApiContext} from "./context.ts";
 import {eventHandlers} from "./events.ts";
 import {extHandlers} from "./ext.ts";
+import {lightClientHandlers} from "./lightClient.ts";
 import {nodeHandlers} from "./node.ts";
 import {poolHandlers} from "./pool.ts";
 import {rewardHandlers} from "./rewards.ts";
@@ -26,4 +27,5 @@ export const handlers: Handlers<RouteTable, ApiContext> = {
   ...nodeHandlers,
   ...validatorHandlers,
   ...extHandlers,
+  ...lightClientHandlers,
 };

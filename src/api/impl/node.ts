@@ -15,7 +15,7 @@ export const nodeHandlers: Handlers<typeof nodeRoutes, ApiContext> = {
   },
 
   async getSyncingStatus(_args, ctx) {
-    return {data: {...syncState(ctx), isOptimistic: false, elOffline: ctx.node.isElOffline?.() ?? false}};
+    return {data: {...syncState(ctx), isOptimistic: ctx.chain.isHeadOptimistic(), elOffline: ctx.node.isElOffline?.() ?? false}};
   },
 
   async getNetworkIdentity(_args, {node: {identity}}) {

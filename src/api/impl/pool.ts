@@ -59,8 +59,8 @@ function pooledAttestations(chain: IBeaconChain, pools: OperationPools, filter: 
     .filter((att) => isForkPostElectra(chain.config.getForkName(att.data.slot)) === electraFormat);
 }
 
-/** The v1 attester slashing routes carry pre-electra objects only. */
-function assertPreElectraSlashings(chain: IBeaconChain, operationId: string, newer: "getPoolAttesterSlashingsV2" | "submitPoolAttesterSlashingsV2"): void {
+/** The v1 attester slashing submissions carry pre-electra objects only. */
+function assertPreElectraSlashings(chain: IBeaconChain, operationId: string, newer: "submitPoolAttesterSlashingsV2"): void {
   const fork = activeFork(chain);
   if (isForkPostElectra(fork)) throw useNewerRoute(`${operationId} carries pre-electra attester slashings only, and the current fork is ${fork}`, newer);
 }
@@ -71,12 +71,8 @@ export const poolHandlers: Handlers<typeof poolRoutes, ApiContext> = {
     return {data: pooledAttestations(chain, pools, filter, isForkPostElectra(version)), meta: {version}};
   },
 
+  /** The pooled attestations the old type can carry: none from electra on (200, an empty list, for old clients). */
   async getPoolAttestations(filter, {chain, pools}) {
-    const fork = chain.config.getForkName(filter.slot ?? chain.currentSlot());
-    if (isForkPostElectra(fork)) {
-      const which = filter.slot === undefined ? "the current fork" : `the fork of slot ${filter.slot}`;
-      throw useNewerRoute(`getPoolAttestations serves pre-electra attestations only, and ${which} is ${fork}`, "getPoolAttestationsV2");
-    }
     return {data: pooledAttestations(chain, pools, filter, false) as phase0.Attestation[]};
   },
 
@@ -100,9 +96,9 @@ export const poolHandlers: Handlers<typeof poolRoutes, ApiContext> = {
     return {data: pools.opPool.getAttesterSlashings(), meta: {version: activeFork(chain)}};
   },
 
+  /** The pool's slashings are in the current fork's type: none the old type can carry from electra on (200, an empty list). */
   async getPoolAttesterSlashings(_args, {chain, pools}) {
-    assertPreElectraSlashings(chain, "getPoolAttesterSlashings", "getPoolAttesterSlashingsV2");
-    return {data: pools.opPool.getAttesterSlashings() as phase0.AttesterSlashing[]};
+    return {data: isForkPostElectra(activeFork(chain)) ? [] : (pools.opPool.getAttesterSlashings() as phase0.AttesterSlashing[])};
   },
 
   async submitPoolAttesterSlashingsV2({slashing}, ctx) {

@@ -62,7 +62,7 @@ async function findState(chain: IBeaconChain, id: StateId): Promise<{state: Cach
 export async function resolveState(chain: IBeaconChain, id: StateId): Promise<ResolvedState> {
   const {state, canonical} = await findState(chain, id);
   if (!state) throw notFound("State not found");
-  return {state, executionOptimistic: false, finalized: canonical && isFinalizedSlot(chain, state.slot)};
+  return {state, executionOptimistic: chain.isOptimistic(latestBlockRoot(state)), finalized: canonical && isFinalizedSlot(chain, state.slot)};
 }
 
 async function findBlock(chain: IBeaconChain, id: BlockId): Promise<{block: SignedBeaconBlock | null; root?: Root}> {
@@ -113,7 +113,7 @@ export async function resolveBlock(chain: IBeaconChain, id: BlockId): Promise<Re
   const root = found.root ?? blockRootOf(chain, found.block);
   // ids by name or slot walk the canonical chain; a root may name a block on a side branch
   const canonical = typeof id === "string" && id.startsWith("0x") ? chain.isCanonical(root) : true;
-  return {block: found.block, root, canonical, executionOptimistic: false, finalized: canonical && isFinalizedSlot(chain, found.block.message.slot)};
+  return {block: found.block, root, canonical, executionOptimistic: chain.isOptimistic(root), finalized: canonical && isFinalizedSlot(chain, found.block.message.slot)};
 }
 
 /**

@@ -1,4 +1,4 @@
-import {ForkSeq} from "@lodestar/params";
+import {ForkSeq, GENESIS_SLOT} from "@lodestar/params";
 import {
   type CachedBeaconStateAllForks,
   computeAttestationsRewards,
@@ -21,13 +21,26 @@ function assertAltair(chain: IBeaconChain, slot: number, what: string): void {
   if (chain.config.getForkSeq(slot) < ForkSeq.altair) throw badRequest(`${what} are not available before altair (slot ${slot} is ${chain.config.getForkName(slot)})`);
 }
 
-/** A block by id and the state it was applied to (404 when either is unknown, as for the genesis block). */
+/**
+ * A block by id and the state it was applied to (404 when either is unknown), or, for the genesis
+ * block, which was applied to no state and so earned nothing, `preState` null and the genesis state.
+ */
 async function blockWithPreState(chain: IBeaconChain, id: BlockId, what: string) {
   const {block, executionOptimistic, finalized} = await resolveBlock(chain, id);
   assertAltair(chain, block.message.slot, what);
+  if (block.message.slot === GENESIS_SLOT) {
+    const genesisState = await chain.getStateBySlot(GENESIS_SLOT);
+    if (!genesisState) throw notFound("The genesis state is not available");
+    return {block: block.message as BeaconBlock, preState: null, genesisState, meta: {executionOptimistic, finalized}};
+  }
   const preState = await chain.getBlockPreState(block.message);
   if (!preState) throw notFound(`The state before block at slot ${block.message.slot} is not available`);
-  return {block: block.message as BeaconBlock, preState, meta: {executionOptimistic, finalized}};
+  return {block: block.message as BeaconBlock, preState, genesisState: null, meta: {executionOptimistic, finalized}};
+}
+
+/** The genesis block's sync committee rewards: each member of the genesis sync committee, once, with 0. */
+function genesisSyncCommitteeRewards(genesisState: CachedBeaconStateAllForks): {validatorIndex: number; reward: number}[] {
+  return [...new Set(genesisState.epochCtx.currentSyncCommitteeIndexed.validatorIndices)].map((validatorIndex) => ({validatorIndex, reward: 0}));
 }
 
 /** Keeps the entries of the validators `ids` names (all when `ids` is empty; unknown ids name none). */
@@ -40,11 +53,16 @@ function forValidators<T extends {validatorIndex: number}>(state: CachedBeaconSt
 export const rewardHandlers: Handlers<typeof rewardRoutes, ApiContext> = {
   async getBlockRewards({blockId}, {chain}) {
     const {block, preState, meta} = await blockWithPreState(chain, blockId, "Block rewards");
+    if (!preState) {
+      const zero = {total: 0, attestations: 0, syncAggregate: 0, proposerSlashings: 0, attesterSlashings: 0};
+      return {data: {proposerIndex: block.proposerIndex, ...zero}, meta};
+    }
     return {data: await computeBlockRewards(chain.config, block, preState), meta};
   },
 
   async getSyncCommitteeRewards({blockId, ids}, {chain}) {
-    const {block, preState, meta} = await blockWithPreState(chain, blockId, "Sync committee rewards");
+    const {block, preState, genesisState, meta} = await blockWithPreState(chain, blockId, "Sync committee rewards");
+    if (!preState) return {data: forValidators(genesisState, ids, genesisSyncCommitteeRewards(genesisState)), meta};
     const rewards = await computeSyncCommitteeRewards(chain.config, preState.epochCtx.pubkeyCache, block, preState);
     return {data: forValidators(preState, ids, rewards), meta};
   },

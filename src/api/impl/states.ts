@@ -1,9 +1,11 @@
-import {EPOCHS_PER_HISTORICAL_VECTOR, ForkSeq, SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
+import {EPOCHS_PER_HISTORICAL_VECTOR, ForkSeq, MIN_SEED_LOOKAHEAD, SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
 import {
   type CachedBeaconStateAllForks,
   type CachedBeaconStateElectra,
   type CachedBeaconStateFulu,
+  type EpochShuffling,
   computeEpochAtSlot,
+  computeEpochShuffling,
   computeStartSlotAtEpoch,
   computeSyncPeriodAtEpoch,
   getRandaoMix,
@@ -36,12 +38,31 @@ function identities(state: CachedBeaconStateAllForks, ids: ValidatorId[]): Itera
   });
 }
 
-/** The committees of `epoch` (the state's previous, current or next epoch), filtered by slot and committee index. */
-function committees(state: CachedBeaconStateAllForks, epoch: number, slot: number | undefined, index: number | undefined): Iterable<Committee> {
-  const shuffling = state.epochCtx.getShufflingAtEpochOrNull(epoch);
+/**
+ * The shuffling of `epoch` as `state` sees it: from the epoch caches for its previous, current and
+ * next epoch, else computed from the state, for any epoch whose seed's RANDAO mix the state still
+ * holds and is final (at most the next epoch, and less than EPOCHS_PER_HISTORICAL_VECTOR back).
+ * The state's registry gives the active validators of a past epoch: activation and exit epochs are
+ * set at least MAX_SEED_LOOKAHEAD epochs ahead, so none set later reaches back to that epoch.
+ */
+function shufflingAt(state: CachedBeaconStateAllForks, epoch: number): EpochShuffling {
+  const cached = state.epochCtx.getShufflingAtEpochOrNull(epoch);
+  if (cached) return cached;
   const stateEpoch = computeEpochAtSlot(state.slot);
-  if (!shuffling) throw badRequest(`Epoch ${epoch} is not the previous, current or next epoch of the state (epoch ${stateEpoch})`);
-  if (slot !== undefined && computeEpochAtSlot(slot) !== epoch) throw badRequest(`Slot ${slot} does not belong in epoch ${epoch}`);
+  const oldest = Math.max(0, stateEpoch - EPOCHS_PER_HISTORICAL_VECTOR + MIN_SEED_LOOKAHEAD + 2);
+  if (epoch > stateEpoch + 1 || epoch < oldest) {
+    throw badRequest(`Epoch ${epoch} is out of the range the state's RANDAO mixes cover (epochs ${oldest} to ${stateEpoch + 1} for a state at epoch ${stateEpoch})`);
+  }
+  const active: number[] = [];
+  for (const [index, {activationEpoch, exitEpoch}] of state.validators.getAllReadonlyValues().entries()) {
+    if (activationEpoch <= epoch && epoch < exitEpoch) active.push(index);
+  }
+  return computeEpochShuffling(state, Uint32Array.from(active), epoch);
+}
+
+/** The committees of `epoch`, filtered by slot and committee index (a slot outside the epoch matches none). */
+function committees(state: CachedBeaconStateAllForks, epoch: number, slot: number | undefined, index: number | undefined): Iterable<Committee> {
+  const shuffling = shufflingAt(state, epoch);
   const startSlot = computeStartSlotAtEpoch(epoch);
   return lazyList(function* () {
     for (const [slotInEpoch, slotCommittees] of shuffling.committees.entries()) {

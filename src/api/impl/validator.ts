@@ -11,11 +11,13 @@ import {
 import {getLogger} from "../../log.ts";
 import type {BlockContents} from "../codecs.ts";
 import {isValidRegistrationSignature} from "../../execution/validatorRegistration.ts";
+import {EngineUnavailableError} from "../../execution/engine.ts";
 import {ApiError, badRequest, notFound} from "../errors.ts";
 import type {Handlers} from "../routes/types.ts";
 import type {ProduceBlockArgs, validatorRoutes} from "../routes/validator.ts";
-import {type ApiContext, assertNotSyncing, broadcast} from "./context.ts";
+import {type ApiContext, assertHeadNotOptimistic, assertNotSyncing, broadcast} from "./context.ts";
 import {assertAttestationFormat, submitEach} from "./pool.ts";
+import {notImplemented} from "./notImplemented.ts";
 import {indicesOf, stateForEpoch} from "./resolve.ts";
 
 /** Handlers of the Validator tag. */
@@ -45,6 +47,7 @@ function assertNotFutureSlot(ctx: ApiContext, slot: number): void {
 
 async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext) {
   assertNotSyncing(ctx);
+  assertHeadNotOptimistic(ctx);
   const {slot, randaoReveal, graffiti, skipRandaoVerification} = args;
   if (skipRandaoVerification && !randaoReveal.every((b, i) => b === G2_INFINITY[i])) {
     throw badRequest("randao_reveal must be the point at infinity when skip_randao_verification is set");
@@ -52,9 +55,11 @@ async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext) {
   const headSlot = ctx.chain.getHead().slot;
   if (slot <= headSlot) throw badRequest(`Invalid slot: ${slot} is not after the head slot ${headSlot}`);
   assertNotFutureSlot(ctx, slot);
-  const produced = await ctx.chain.produceBlock({slot, randaoReveal, graffiti: graffiti ?? ctx.node.graffiti()});
-  // the dev chain's payloads carry no blobs, so there are no blobs or proofs to hand out
-  const contents: BlockContents = {block: produced.block, kzgProofs: [], blobs: []};
+  const produced = await ctx.chain.produceBlock({slot, randaoReveal, graffiti: graffiti ?? ctx.node.graffiti()}).catch((e: unknown) => {
+    if (e instanceof EngineUnavailableError) throw new ApiError(503, `Execution engine unavailable: ${e.message}`);
+    throw e;
+  });
+  const contents: BlockContents = {block: produced.block, kzgProofs: produced.blobsBundle.proofs, blobs: produced.blobsBundle.blobs};
   return {contents, ...produced};
 }
 
@@ -63,7 +68,7 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     assertNotSyncing(ctx);
     assertAtMostNextEpoch(ctx, epoch);
     const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => headEpoch === epoch);
-    return {data: proposerDuties(state, epoch), meta: {dependentRoot: proposerDependentRoot(state, epoch), executionOptimistic: false}};
+    return {data: proposerDuties(state, epoch), meta: {dependentRoot: proposerDependentRoot(state, epoch), executionOptimistic: ctx.chain.isHeadOptimistic()}};
   },
 
   async getAttesterDuties({epoch, validators}, ctx) {
@@ -72,7 +77,7 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1);
     return {
       data: attesterDuties(state, epoch, indicesOf(state, validators)),
-      meta: {dependentRoot: attesterDependentRoot(state, epoch), executionOptimistic: false},
+      meta: {dependentRoot: attesterDependentRoot(state, epoch), executionOptimistic: ctx.chain.isHeadOptimistic()},
     };
   },
 
@@ -84,9 +89,12 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     const period = computeSyncPeriodAtEpoch(epoch);
     const nextPeriod = computeSyncPeriodAtEpoch(currentEpoch(ctx)) + 1;
     if (period > nextPeriod) throw badRequest(`Invalid epoch: ${epoch} is beyond the next sync committee period ${nextPeriod}`);
-    const headServes = (headEpoch: number) => period === computeSyncPeriodAtEpoch(headEpoch) || period === computeSyncPeriodAtEpoch(headEpoch) + 1;
+    // a head state before altair has no sync committees: the state advanced to the epoch has them
+    const headServes = (headEpoch: number) =>
+      ctx.chain.config.getForkSeqAtEpoch(headEpoch) >= ForkSeq.altair &&
+      (period === computeSyncPeriodAtEpoch(headEpoch) || period === computeSyncPeriodAtEpoch(headEpoch) + 1);
     const state = await stateForEpoch(ctx.chain, epoch, headServes);
-    return {data: syncCommitteeDuties(state, epoch, indices), meta: {executionOptimistic: false}};
+    return {data: syncCommitteeDuties(state, epoch, indices), meta: {executionOptimistic: ctx.chain.isHeadOptimistic()}};
   },
 
   async produceBlockV3(args, ctx) {
@@ -98,12 +106,13 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
   },
 
   async produceBlockV2(args, ctx) {
-    const {contents, fork} = await produceBlock(args, ctx);
-    return {data: contents, meta: {version: fork}};
+    const {contents, fork, executionPayloadValue, consensusBlockValue} = await produceBlock(args, ctx);
+    return {data: contents, meta: {version: fork, blockValue: executionPayloadValue, consensusBlockValue: consensusBlockValue * WEI_PER_GWEI}};
   },
 
   async produceAttestationData({slot, committeeIndex}, ctx) {
     assertNotSyncing(ctx);
+    assertHeadNotOptimistic(ctx);
     assertNotFutureSlot(ctx, slot);
     return {data: await ctx.chain.produceAttestationData(committeeIndex, slot)};
   },
@@ -194,13 +203,8 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     });
   },
 
-  async submitBeaconCommitteeSelections() {
-    throw new ApiError(501, SELECTIONS_NOT_IMPLEMENTED);
-  },
-
-  async submitSyncCommitteeSelections() {
-    throw new ApiError(501, SELECTIONS_NOT_IMPLEMENTED);
-  },
+  submitBeaconCommitteeSelections: notImplemented(SELECTIONS_NOT_IMPLEMENTED),
+  submitSyncCommitteeSelections: notImplemented(SELECTIONS_NOT_IMPLEMENTED),
 };
 
 /** Runs a batch the network validates as a whole (nothing applied when it throws): its reason becomes a 400. */

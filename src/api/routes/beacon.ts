@@ -1,6 +1,6 @@
 import {BooleanType, ContainerType, type ValueOf} from "@chainsafe/ssz";
 import type {ChainForkConfig} from "@lodestar/config";
-import {type ForkName, isForkPostBellatrix} from "@lodestar/params";
+import {type ForkName, MAX_ATTESTATIONS, isForkPostBellatrix} from "@lodestar/params";
 import {ssz, stringType, type Attestation, type SignedBeaconBlock, type SignedBlindedBeaconBlock, type deneb, type phase0} from "@lodestar/types";
 import {
   type BlockId,
@@ -23,11 +23,13 @@ import {
   parseFork,
   parseStringList,
   parseValidatorId,
+  preElectraListData,
   root,
   signedBlockContentsType,
   sszData,
   stateId,
   uint,
+  uintId,
   validatorId,
   versionedChainMeta,
   type SszLike,
@@ -138,6 +140,7 @@ function publishedBlockBody<T, O extends {fork?: ForkName}>(typeAt: (fork: ForkN
 
 const stateIdArg = {in: "path", name: "state_id", codec: stateId} as const;
 const blockIdArg = {in: "path", name: "block_id", codec: blockId} as const;
+const BLOCK_ATTESTATIONS_V2_PATH = "/eth/v2/beacon/blocks/{block_id}/attestations";
 const rootData = sszData<{root: Uint8Array}, ChainMeta>(() => RootResponseType, {ssz: false});
 /** written validator by validator: the handler gives them lazily */
 const validatorsData = streamedListData<ValidatorResponse, ChainMeta>(ValidatorResponseType);
@@ -150,7 +153,6 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {},
     response: {kind: "data", data: sszData(() => GenesisType, {ssz: false}), meta: {}},
-    legacy: {method: "get_v1_beacon_genesis", params: []},
   }),
   getStateRoot: route<{stateId: StateId}, {root: Uint8Array}, ChainMeta>({
     method: "GET",
@@ -159,7 +161,6 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {stateId: stateIdArg},
     response: {kind: "data", data: rootData, meta: chainMeta},
-    legacy: {method: "get_v1_beacon_states_root", params: ["stateId"]},
   }),
   getStateFork: route<{stateId: StateId}, phase0.Fork, ChainMeta>({
     method: "GET",
@@ -168,7 +169,6 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {stateId: stateIdArg},
     response: {kind: "data", data: sszData(() => ssz.phase0.Fork, {ssz: false}), meta: chainMeta},
-    legacy: {method: "get_v1_beacon_states_fork", params: ["stateId"]},
   }),
   getStateFinalityCheckpoints: route<{stateId: StateId}, FinalityCheckpoints, ChainMeta>({
     method: "GET",
@@ -177,7 +177,6 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {stateId: stateIdArg},
     response: {kind: "data", data: sszData(() => FinalityCheckpointsType, {ssz: false}), meta: chainMeta},
-    legacy: {method: "get_v1_beacon_states_finality_checkpoints", params: ["stateId"]},
   }),
   getStateValidators: route<{stateId: StateId; id?: ValidatorId[]; status?: ValidatorStatusFilter[]}, ValidatorResponse[], ChainMeta, Iterable<ValidatorResponse>>({
     method: "GET",
@@ -190,7 +189,6 @@ export const beaconRoutes = {
       status: {in: "query", name: "status", codec: list(oneOf(VALIDATOR_STATUSES))},
     },
     response: {kind: "data", data: validatorsData, meta: chainMeta},
-    legacy: {method: "get_v1_beacon_states_stateId_validators", params: ["stateId", "id", "status"]},
   }),
   postStateValidators: route<{stateId: StateId; filter: ValidatorsFilter}, ValidatorResponse[], ChainMeta, Iterable<ValidatorResponse>>({
     method: "POST",
@@ -207,7 +205,6 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {stateId: stateIdArg, validatorId: {in: "path", name: "validator_id", codec: validatorId}},
     response: {kind: "data", data: sszData(() => ValidatorResponseType, {ssz: false}), meta: chainMeta},
-    legacy: {method: "get_v1_beacon_states_stateId_validators_validatorId", params: ["stateId", "validatorId"]},
   }),
   getBlockRoot: route<{blockId: BlockId}, {root: Uint8Array}, ChainMeta>({
     method: "GET",
@@ -216,7 +213,6 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {blockId: blockIdArg},
     response: {kind: "data", data: rootData, meta: chainMeta},
-    legacy: {method: "get_v1_beacon_blocks_blockId_root", params: ["blockId"]},
   }),
   getBlockHeader: route<{blockId: BlockId}, BlockHeaderResponse, ChainMeta>({
     method: "GET",
@@ -225,16 +221,14 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {blockId: blockIdArg},
     response: {kind: "data", data: sszData(() => BlockHeaderResponseType, {ssz: false}), meta: chainMeta},
-    legacy: {method: "get_v1_beacon_headers_blockId", params: ["blockId"]},
   }),
   getBlockHeaders: route<{slot?: number; parentRoot?: Uint8Array}, BlockHeaderResponse[], ChainMeta>({
     method: "GET",
     path: "/eth/v1/beacon/headers",
     version: 1,
     tag: "Beacon",
-    args: {slot: {in: "query", name: "slot", codec: optional(uint)}, parentRoot: {in: "query", name: "parent_root", codec: optional(root)}},
+    args: {slot: {in: "query", name: "slot", codec: optional(uintId)}, parentRoot: {in: "query", name: "parent_root", codec: optional(root)}},
     response: {kind: "data", data: listData(BlockHeaderResponseType), meta: chainMeta},
-    legacy: {method: "get_v1_beacon_headers", params: ["slot", "parentRoot"]},
   }),
   getBlockV2: route<{blockId: BlockId}, SignedBeaconBlock, VersionedChainMeta>({
     method: "GET",
@@ -243,7 +237,6 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {blockId: blockIdArg},
     response: {kind: "data", data: sszData((meta) => forkType(meta.version, "SignedBeaconBlock"), {ssz: true}), meta: versionedChainMeta},
-    legacy: {method: "get_v1_beacon_blocks_blockId", params: ["blockId"]},
   }),
   /** 200 when imported; 202 when it passed `broadcast_validation` but failed full validation */
   publishBlockV2: route<{signedBlockContents: SignedBlockContents; broadcastValidation?: BroadcastValidation; fork: ForkName}, number>({
@@ -265,25 +258,30 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {signedBlockContents: publishedBlockBody(signedBlockContentsType), fork: {in: "header", name: "Eth-Consensus-Version", codec: optional(fork)}},
     response: {kind: "status"},
-    legacy: {method: "post_v1_beacon_blocks", params: ["signedBlockContents"]},
   }),
   getBlockAttestationsV2: route<{blockId: BlockId}, Attestation[], VersionedChainMeta>({
     method: "GET",
-    path: "/eth/v2/beacon/blocks/{block_id}/attestations",
+    path: BLOCK_ATTESTATIONS_V2_PATH,
     version: 2,
     tag: "Beacon",
     args: {blockId: blockIdArg},
     response: {kind: "data", data: forkListData((meta) => forkType(meta.version, "Attestation")), meta: versionedChainMeta},
   }),
-  /** Removed from the standard API in v4 (pre-electra `Attestation`s only); kept for the product spec's clients. */
-  getBlockAttestations: route<{blockId: BlockId}, phase0.Attestation[], ChainMeta>({
+  /**
+   * Removed from the standard API in v4; kept for old clients: the block's attestations in its
+   * fork's JSON form (v2's answer), SSZ up to deneb only (406 naming v2 after).
+   */
+  getBlockAttestations: route<{blockId: BlockId}, Attestation[], VersionedChainMeta>({
     method: "GET",
     path: "/eth/v1/beacon/blocks/{block_id}/attestations",
     version: 1,
     tag: "Beacon",
     args: {blockId: blockIdArg},
-    response: {kind: "data", data: listData(ssz.phase0.Attestation), meta: chainMeta},
-    legacy: {method: "get_v1_beacon_blocks_blockId_attestations", params: ["blockId"]},
+    response: {
+      kind: "data",
+      data: preElectraListData("Attestation", ssz.phase0.Attestation, MAX_ATTESTATIONS, `GET ${BLOCK_ATTESTATIONS_V2_PATH} (getBlockAttestationsV2)`),
+      meta: versionedChainMeta,
+    },
   }),
   getBlindedBlock: route<{blockId: BlockId}, SignedBlindedOrFullBlock, VersionedChainMeta>({
     method: "GET",

@@ -22,7 +22,6 @@ export const configRoutes = {
     tag: "Config",
     args: {},
     response: {kind: "data", data: jsonData(), meta: {}},
-    legacy: {method: "get_v1_config_spec", params: []},
   }),
   getForkSchedule: route<NoArgs, phase0.Fork[]>({
     method: "GET",
@@ -31,7 +30,6 @@ export const configRoutes = {
     tag: "Config",
     args: {},
     response: {kind: "data", data: listData<phase0.Fork, NoMeta>(ForkType), meta: {}},
-    legacy: {method: "get_v1_config_fork_schedule", params: []},
   }),
   getDepositContract: route<NoArgs, DepositContract>({
     method: "GET",
@@ -40,6 +38,5 @@ export const configRoutes = {
     tag: "Config",
     args: {},
     response: {kind: "data", data: sszData(() => DepositContractType, {ssz: false}), meta: {}},
-    legacy: {method: "get_v1_config_deposit_contract", params: []},
   }),
 };

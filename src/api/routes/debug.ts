@@ -75,7 +75,7 @@ export const debugRoutes = {
     args: {stateId: {in: "path", name: "state_id", codec: stateId}},
     response: {kind: "data", data: viewData((meta) => forkType(meta.version, "BeaconState"), {ssz: true}), meta: versionedChainMeta},
   }),
-  /** Removed from the standard API (phase0 states only); the JSON-RPC method of the same path maps here. */
+  /** Removed from the standard API (phase0 states only); kept for the product spec's clients. */
   getState: route<{stateId: StateId}, phase0.BeaconState, ChainMeta>({
     method: "GET",
     path: "/eth/v1/debug/beacon/states/{state_id}",
@@ -83,7 +83,6 @@ export const debugRoutes = {
     tag: "Debug",
     args: {stateId: {in: "path", name: "state_id", codec: stateId}},
     response: {kind: "data", data: sszData(() => ssz.phase0.BeaconState, {ssz: true}), meta: chainMeta},
-    legacy: {method: "get_v1_debug_beacon_states_stateId", params: ["stateId"]},
   }),
   getDebugChainHeadsV2: route<NoArgs, ChainHead[]>({
     method: "GET",
@@ -92,7 +91,6 @@ export const debugRoutes = {
     tag: "Debug",
     args: {},
     response: {kind: "data", data: listData(ChainHeadType), meta: {}},
-    legacy: {method: "get_v2_debug_beacon_heads", params: []},
   }),
   /** Removed from the standard API; the v2 form without `execution_optimistic`. */
   getDebugChainHeads: route<NoArgs, ValueOf<typeof ChainHeadV1Type>[]>({

@@ -1,9 +1,10 @@
 import {ContainerType, type ValueOf} from "@chainsafe/ssz";
 import type {ForkName} from "@lodestar/params";
-import {ssz, type Attestation} from "@lodestar/types";
+import {ssz, type Attestation, type LightClientFinalityUpdate, type LightClientOptimisticUpdate} from "@lodestar/types";
 import {forkType, list, parseFork, scalar, type SszLike} from "../codecs.ts";
 import {badRequest} from "../errors.ts";
 import {route, type EventCodec, type EventSource, type NoMeta, type ParamCodec} from "./types.ts";
+import {versionedJson} from "./lightClient.ts";
 
 /** The Events tag: the server-sent event stream, and the JSON shape of each topic's events. */
 
@@ -81,6 +82,8 @@ const eventData = {
   chain_reorg: ChainReorgEventType,
   contribution_and_proof: ssz.altair.SignedContributionAndProof,
   payload_attributes: versionedPayloadAttributes,
+  light_client_finality_update: versionedJson<LightClientFinalityUpdate>("LightClientFinalityUpdate"),
+  light_client_optimistic_update: versionedJson<LightClientOptimisticUpdate>("LightClientOptimisticUpdate"),
 };
 
 export type EventTopic = keyof typeof eventData;

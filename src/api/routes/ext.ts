@@ -9,9 +9,9 @@ import {route, type DataCodec, type NoArgs, type NoMeta, type ParamCodec} from "
 
 /**
  * The node's extension endpoints (`/ext/v1/...`, tag "Ext"): the three of the product spec
- * (graffiti, run-time log level) and a REST home for each legacy JSON-RPC method that has no
- * standard REST call. Each body is the legacy method's result (see `legacy`) under `data`, in
- * the REST encoding: integers as decimal strings, bytes as 0x hex.
+ * (graffiti, run-time log level) and the node's views that no standard endpoint gives (chain
+ * head, execution-chain data, peer lists, live tasks, gossip view). Bodies are
+ * `{data}` in the REST encoding: integers as decimal strings, bytes as 0x hex.
  */
 
 export const ChainHeadType = new ContainerType(
@@ -28,14 +28,7 @@ export const ChainHeadType = new ContainerType(
 );
 export type ChainHead = ValueOf<typeof ChainHeadType>;
 
-/** `state`: "synced" or "syncing"; `is_syncing` is the legacy getSyncing result. */
-export const SyncManagerStatusType = new ContainerType(
-  {state: stringType, isSyncing: new BooleanType(), headSlot: ssz.Slot, syncDistance: ssz.UintNum64},
-  {jsonCase: "eth2"}
-);
-export type SyncManagerStatus = ValueOf<typeof SyncManagerStatusType>;
-
-/** One live asynchronous task, in the legacy `debug_getChronosFutures` shape. */
+/** One live asynchronous task: an id, where it started, and its state. */
 export const LiveTaskType = new ContainerType(
   {id: ssz.UintNum64, childId: ssz.UintNum64, procname: stringType, filename: stringType, line: ssz.UintNum64, state: stringType},
   {jsonCase: "eth2"}
@@ -49,14 +42,14 @@ export const Eth1ProposalDataType = new ContainerType(
 );
 export type Eth1ProposalData = ValueOf<typeof Eth1ProposalDataType>;
 
-/** A peer in the legacy `peers` shape; `score` is a plain JSON number (scores can be negative). */
+/** A peer of the pool; `score` is a plain JSON number (scores can be negative). */
 export interface PeerSummary {
   id: string;
   connectionState: string;
   score: number;
 }
 
-/** The legacy `debug_getGossipSubPeers` shape: topic -> peer ids, and peer lists. */
+/** The gossip view: topic -> peer ids, and peer lists. */
 export interface GossipSubPeers {
   gossipsub: Record<string, string[]>;
   mesh: Record<string, string[]>;
@@ -102,7 +95,6 @@ const logDirective: ParamCodec<LogDirective> = {
 };
 
 const trueData = sszData(() => new BooleanType(), {ssz: false});
-const text = sszData(() => stringType, {ssz: false});
 const ext = {method: "GET", version: 1, tag: "Ext", args: {}} as const;
 
 export const extRoutes = {
@@ -118,7 +110,6 @@ export const extRoutes = {
     path: "/ext/v1/graffiti",
     args: {graffiti: textBody("graffiti", graffitiToSet, toHex)},
     response: {kind: "data", data: trueData, meta: {}},
-    legacy: {method: "setGraffiti", params: ["graffiti"]},
   }),
   /** the directive as a text body or as the `log_level` query parameter; answers `true` once applied */
   setLogLevel: route<{directive?: LogDirective; logLevel?: LogDirective}, boolean>({
@@ -130,85 +121,43 @@ export const extRoutes = {
       logLevel: {in: "query", name: "log_level", codec: optional(logDirective)},
     },
     response: {kind: "data", data: trueData, meta: {}},
-    legacy: {method: "setLogLevel", params: ["directive"]},
-  }),
-  /** the head slot */
-  getBeaconHead: route<NoArgs, number>({
-    ...ext,
-    path: "/ext/v1/beacon/head",
-    response: {kind: "data", data: sszData(() => ssz.Slot, {ssz: false}), meta: {}},
-    legacy: {method: "getBeaconHead", params: []},
   }),
   getChainHead: route<NoArgs, ChainHead>({
     ...ext,
     path: "/ext/v1/chain/head",
     response: {kind: "data", data: sszData(() => ChainHeadType, {ssz: false}), meta: {}},
-    legacy: {method: "getChainHead", params: []},
-  }),
-  getSyncManagerStatus: route<NoArgs, SyncManagerStatus>({
-    ...ext,
-    path: "/ext/v1/syncmanager/status",
-    response: {kind: "data", data: sszData(() => SyncManagerStatusType, {ssz: false}), meta: {}},
-    legacy: {method: "getSyncing", params: [], result: "is_syncing"},
-  }),
-  /** the node's libp2p peer id */
-  getNodePeerId: route<NoArgs, string>({
-    ...ext,
-    path: "/ext/v1/node/peerid",
-    response: {kind: "data", data: text, meta: {}},
-    legacy: {method: "getNetworkPeerId", params: []},
-  }),
-  /** `<name>/<version>/<platform>`, as getNodeVersion's `version` */
-  getNodeVersionText: route<NoArgs, string>({
-    ...ext,
-    path: "/ext/v1/node/version",
-    response: {kind: "data", data: text, meta: {}},
-    legacy: {method: "getNodeVersion", params: []},
   }),
   /** the peer ids of the peer pool */
   getNetworkPeerIds: route<NoArgs, string[]>({
     ...ext,
     path: "/ext/v1/network/ids",
     response: {kind: "data", data: sszData(() => ArrayOf(stringType), {ssz: false}), meta: {}},
-    legacy: {method: "getNetworkPeers", params: []},
   }),
   getNetworkPeers: route<NoArgs, {peers: PeerSummary[]}>({
     ...ext,
     path: "/ext/v1/network/peers",
     response: {kind: "data", data: jsonData(), meta: {}},
-    legacy: {method: "peers", params: []},
-  }),
-  /** the node's signed ENR (`enr:...`) */
-  getNetworkEnr: route<NoArgs, string>({
-    ...ext,
-    path: "/ext/v1/network/enr",
-    response: {kind: "data", data: text, meta: {}},
-    legacy: {method: "getNetworkEnr", params: []},
   }),
   /** the execution-chain blocks kept for deposits and eth1 voting */
   getEth1Chain: route<NoArgs, phase0.Eth1Block[]>({
     ...ext,
     path: "/ext/v1/eth1/chain",
     response: {kind: "data", data: sszData(() => ArrayOf(ssz.phase0.Eth1Block), {ssz: false}), meta: {}},
-    legacy: {method: "getEth1Chain", params: []},
   }),
   getEth1ProposalData: route<NoArgs, Eth1ProposalData>({
     ...ext,
     path: "/ext/v1/eth1/proposal_data",
     response: {kind: "data", data: sszData(() => Eth1ProposalDataType, {ssz: false}), meta: {}},
-    legacy: {method: "getEth1ProposalData", params: []},
   }),
   /** the node's live asynchronous work */
   getDebugTasks: route<NoArgs, LiveTaskInfo[]>({
     ...ext,
     path: "/ext/v1/debug/tasks",
     response: {kind: "data", data: sszData(() => ArrayOf(LiveTaskType), {ssz: false}), meta: {}},
-    legacy: {method: "debug_getChronosFutures", params: []},
   }),
   getDebugGossipPeers: route<NoArgs, GossipSubPeers>({
     ...ext,
     path: "/ext/v1/debug/gossip/peers",
     response: {kind: "data", data: jsonData(), meta: {}},
-    legacy: {method: "debug_getGossipSubPeers", params: []},
   }),
 };

@@ -3,6 +3,7 @@ import {configRoutes} from "./config.ts";
 import {debugRoutes} from "./debug.ts";
 import {eventRoutes} from "./events.ts";
 import {extRoutes} from "./ext.ts";
+import {lightClientRoutes} from "./lightClient.ts";
 import {nodeRoutes} from "./node.ts";
 import {poolRoutes} from "./pool.ts";
 import {rewardRoutes} from "./rewards.ts";
@@ -12,9 +13,9 @@ import {validatorRoutes} from "./validator.ts";
 
 /** The whole route table, keyed by the spec's operationId. */
 
-const parts = [beaconRoutes, stateRoutes, rewardRoutes, poolRoutes, configRoutes, debugRoutes, eventRoutes, nodeRoutes, validatorRoutes, extRoutes] as const;
+const parts = [beaconRoutes, stateRoutes, rewardRoutes, poolRoutes, configRoutes, debugRoutes, eventRoutes, nodeRoutes, validatorRoutes, extRoutes, lightClientRoutes] as const;
 
-type Definitions = typeof beaconRoutes & typeof stateRoutes & typeof rewardRoutes & typeof poolRoutes & typeof configRoutes & typeof debugRoutes & typeof eventRoutes & typeof nodeRoutes & typeof validatorRoutes & typeof extRoutes;
+type Definitions = typeof beaconRoutes & typeof stateRoutes & typeof rewardRoutes & typeof poolRoutes & typeof configRoutes & typeof debugRoutes & typeof eventRoutes & typeof nodeRoutes & typeof validatorRoutes & typeof extRoutes & typeof lightClientRoutes;
 export type RouteTable = {[K in keyof Definitions]: Definitions[K] & {operationId: K}};
 export type OperationId = keyof RouteTable;
 

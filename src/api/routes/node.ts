@@ -16,6 +16,12 @@ export const SyncingStatusType = new ContainerType(
 );
 export type SyncingStatus = ValueOf<typeof SyncingStatusType>;
 
+/** `el_offline` came into the spec later: a node built before it leaves it out, and knew no offline execution client. */
+const syncingStatusData: DataCodec<SyncingStatus, unknown> = {
+  toJson: (data) => SyncingStatusType.toJson(data),
+  fromJson: (json) => SyncingStatusType.fromJson(typeof json === "object" && json !== null ? {el_offline: false, ...json} : json),
+};
+
 const NetworkIdentityBaseType = new ContainerType(
   {peerId: stringType, enr: stringType, p2pAddresses: ArrayOf(stringType), discoveryAddresses: ArrayOf(stringType)},
   {jsonCase: "eth2"}
@@ -98,7 +104,6 @@ export const nodeRoutes = {
     tag: "Node",
     args: {},
     response: {kind: "data", data: networkIdentityData, meta: {}},
-    legacy: {method: "get_v1_node_identity", params: []},
   }),
   getPeers: route<{state: PeerState[]; direction: PeerDirection[]}, Peer[], {count: number}>({
     method: "GET",
@@ -114,7 +119,6 @@ export const nodeRoutes = {
       data: {toJson: (peers) => peers.map(peerJson.toJson), fromJson: (json) => (json as unknown[]).map(peerJson.fromJson)},
       meta: {count: countMeta},
     },
-    legacy: {method: "get_v1_node_peers", params: []},
   }),
   /** 400 for an id that does not parse, 404 for a peer the node does not know */
   getPeer: route<{peerId: string}, Peer>({
@@ -124,7 +128,6 @@ export const nodeRoutes = {
     tag: "Node",
     args: {peerId: {in: "path", name: "peer_id", codec: peerId}},
     response: {kind: "data", data: peerJson, meta: {}},
-    legacy: {method: "get_v1_node_peers_peerId", params: ["peerId"]},
   }),
   getPeerCount: route<NoArgs, PeerCount>({
     method: "GET",
@@ -133,7 +136,6 @@ export const nodeRoutes = {
     tag: "Node",
     args: {},
     response: {kind: "data", data: sszData(() => PeerCountType, {ssz: false}), meta: {}},
-    legacy: {method: "get_v1_node_peer_count", params: []},
   }),
   getNodeVersion: route<NoArgs, NodeVersion>({
     method: "GET",
@@ -142,7 +144,6 @@ export const nodeRoutes = {
     tag: "Node",
     args: {},
     response: {kind: "data", data: sszData(() => NodeVersionType, {ssz: false}), meta: {}},
-    legacy: {method: "get_v1_node_version", params: []},
   }),
   getSyncingStatus: route<NoArgs, SyncingStatus>({
     method: "GET",
@@ -150,8 +151,7 @@ export const nodeRoutes = {
     version: 1,
     tag: "Node",
     args: {},
-    response: {kind: "data", data: sszData(() => SyncingStatusType, {ssz: false}), meta: {}},
-    legacy: {method: "get_v1_node_syncing", params: []},
+    response: {kind: "data", data: syncingStatusData, meta: {}},
   }),
   /** 200 when synced, 206 (or `syncing_status`) while syncing */
   getHealth: route<{syncingStatus?: number}, number>({
@@ -161,6 +161,5 @@ export const nodeRoutes = {
     tag: "Node",
     args: {syncingStatus: {in: "query", name: "syncing_status", codec: optional(statusCode)}},
     response: {kind: "status"},
-    legacy: {method: "get_v1_node_health", params: []},
   }),
 };

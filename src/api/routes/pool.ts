@@ -8,7 +8,7 @@ import {
   listBody,
   listData,
   optional,
-  uint,
+  uintId,
   valueBody,
   versionOnlyMeta,
   type SszLike,
@@ -32,8 +32,8 @@ export interface AttestationFilter {
   committeeIndex?: number;
 }
 const attestationFilterArgs = {
-  slot: {in: "query", name: "slot", codec: optional(uint)},
-  committeeIndex: {in: "query", name: "committee_index", codec: optional(uint)},
+  slot: {in: "query", name: "slot", codec: optional(uintId)},
+  committeeIndex: {in: "query", name: "committee_index", codec: optional(uintId)},
 } as const;
 
 const forkHeader = {in: "header", name: "Eth-Consensus-Version", codec: fork} as const;
@@ -72,7 +72,6 @@ export const poolRoutes = {
     tag: "Beacon",
     args: {attestations: listBody(() => ssz.phase0.Attestation)},
     response: {kind: "empty"},
-    legacy: {method: "post_v1_beacon_pool_attestations", params: ["attestations"]},
   }),
   getPoolAttesterSlashingsV2: route<NoArgs, AttesterSlashing[], VersionMeta>({
     method: "GET",
@@ -90,7 +89,6 @@ export const poolRoutes = {
     tag: "Beacon",
     args: {},
     response: {kind: "data", data: listData(ssz.phase0.AttesterSlashing), meta: {}},
-    legacy: {method: "get_v1_beacon_pool_attester_slashings", params: []},
   }),
   submitPoolAttesterSlashingsV2: route<{slashing: AttesterSlashing; fork: ForkName}>({
     method: "POST",
@@ -108,7 +106,6 @@ export const poolRoutes = {
     tag: "Beacon",
     args: {slashing: valueBody(() => ssz.phase0.AttesterSlashing)},
     response: {kind: "empty"},
-    legacy: {method: "post_v1_beacon_pool_attester_slashings", params: ["slashing"]},
   }),
   getPoolProposerSlashings: route<NoArgs, phase0.ProposerSlashing[]>({
     method: "GET",
@@ -117,7 +114,6 @@ export const poolRoutes = {
     tag: "Beacon",
     args: {},
     response: {kind: "data", data: listData(ssz.phase0.ProposerSlashing), meta: {}},
-    legacy: {method: "get_v1_beacon_pool_proposer_slashings", params: []},
   }),
   submitPoolProposerSlashings: route<{slashing: phase0.ProposerSlashing}>({
     method: "POST",
@@ -126,7 +122,6 @@ export const poolRoutes = {
     tag: "Beacon",
     args: {slashing: valueBody(() => ssz.phase0.ProposerSlashing)},
     response: {kind: "empty"},
-    legacy: {method: "post_v1_beacon_pool_proposer_slashings", params: ["slashing"]},
   }),
   getPoolVoluntaryExits: route<NoArgs, phase0.SignedVoluntaryExit[]>({
     method: "GET",
@@ -135,7 +130,6 @@ export const poolRoutes = {
     tag: "Beacon",
     args: {},
     response: {kind: "data", data: listData(ssz.phase0.SignedVoluntaryExit), meta: {}},
-    legacy: {method: "get_v1_beacon_pool_voluntary_exits", params: []},
   }),
   submitPoolVoluntaryExit: route<{exit: phase0.SignedVoluntaryExit}>({
     method: "POST",
@@ -144,7 +138,6 @@ export const poolRoutes = {
     tag: "Beacon",
     args: {exit: valueBody(() => ssz.phase0.SignedVoluntaryExit)},
     response: {kind: "empty"},
-    legacy: {method: "post_v1_beacon_pool_voluntary_exits", params: ["exit"]},
   }),
   getPoolBLSToExecutionChanges: route<NoArgs, capella.SignedBLSToExecutionChange[]>({
     method: "GET",

@@ -16,6 +16,7 @@ import {
   sszData,
   stateId,
   uint,
+  uintId,
   validatorId,
   versionedChainMeta,
 } from "../codecs.ts";
@@ -88,7 +89,6 @@ export const stateRoutes = {
     tag: "Beacon",
     args: {stateId: stateIdArg, id: {in: "query", name: "id", codec: list(validatorId, 64)}},
     response: {kind: "data", data: balancesData, meta: chainMeta},
-    legacy: {method: "get_v1_beacon_states_stateId_validator_balances", params: ["stateId", "id"]},
   }),
   postStateValidatorBalances: route<{stateId: StateId; ids: ValidatorId[]}, ValidatorBalance[], ChainMeta, Iterable<ValidatorBalance>>({
     method: "POST",
@@ -114,11 +114,10 @@ export const stateRoutes = {
     args: {
       stateId: stateIdArg,
       epoch: epochQuery,
-      index: {in: "query", name: "index", codec: optional(uint)},
-      slot: {in: "query", name: "slot", codec: optional(uint)},
+      index: {in: "query", name: "index", codec: optional(uintId)},
+      slot: {in: "query", name: "slot", codec: optional(uintId)},
     },
     response: {kind: "data", data: streamedListData(CommitteeType), meta: chainMeta},
-    legacy: {method: "get_v1_beacon_states_stateId_committees_epoch", params: ["stateId", "epoch", "index", "slot"]},
   }),
   getEpochSyncCommittees: route<{stateId: StateId; epoch?: number}, SyncCommitteeByIndices, ChainMeta>({
     method: "GET",

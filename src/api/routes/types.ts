@@ -66,7 +66,12 @@ export interface DataCodec<D, M, S = D> {
   };
 }
 
-/** One metadata value: a top-level JSON key beside `data`, and a response header (SSZ responses carry only headers). */
+/**
+ * One metadata value: a top-level JSON key beside `data`, and a response header (SSZ responses carry only headers).
+ * Reading an answer, the client takes the JSON key, else the header (nodes built to older spec versions
+ * sent some values only one way), else `whenAbsent`; with none of them the answer is refused, naming
+ * the field and the route.
+ */
 export interface MetaField<T> {
   json: string;
   header: string;
@@ -74,6 +79,11 @@ export interface MetaField<T> {
   fromJson(json: unknown): T;
   toHeader(value: T): string;
   fromHeader(header: string): T;
+  /**
+   * What an answer that leaves the field out means: present for fields that older spec versions
+   * lacked (`finalized`, `execution_optimistic`), so that nodes built to those versions can be read.
+   */
+  whenAbsent?: {value: T};
 }
 
 export type MetaDef<M> = {[K in keyof M]-?: MetaField<M[K]>};
@@ -108,17 +118,6 @@ export interface EventSource<E> {
   subscribe(onEvent: (event: E) => void): () => void;
 }
 
-/**
- * Reserved for the JSON-RPC compatibility layer: the legacy method name and the route
- * arguments its positional params map to, in order. The layer itself lives in compat/.
- */
-export interface LegacyDef<A> {
-  method: string;
-  params: readonly (keyof A)[];
-  /** the key of `data` that is the legacy result, when the REST data wraps it (getSyncing's boolean) */
-  result?: string;
-}
-
 /** `D` is the response data as the client reads it, `S` as the handler gives it (see DataCodec). */
 export interface RouteDef<A, D, M, S = D> {
   method: HttpMethod;
@@ -130,7 +129,6 @@ export interface RouteDef<A, D, M, S = D> {
   tag: "Beacon" | "Config" | "Debug" | "Events" | "Ext" | "Node" | "Validator";
   args: ArgsDef<A>;
   response: ResponseDef<D, M, S>;
-  legacy?: LegacyDef<A>;
 }
 
 /** A table entry once merged: the record key is the spec's operationId. */

@@ -12,6 +12,7 @@ import {
   type ValidatorId,
   type VersionMeta,
   blockContentsType,
+  blockValueMeta,
   consensusBlockValueMeta,
   dependentRootMeta,
   executionOptimisticMeta,
@@ -33,6 +34,7 @@ import {
   stringListBody,
   uint,
   uint64,
+  v2ConsensusBlockValueMeta,
   versionMeta,
   versionOnlyMeta,
 } from "../codecs.ts";
@@ -92,6 +94,13 @@ export interface DutiesMeta {
 }
 const dutiesMeta = {dependentRoot: dependentRootMeta, executionOptimistic: executionOptimisticMeta};
 
+export interface ProduceBlockV2Meta extends VersionMeta {
+  /** wei: the execution payload value */
+  blockValue: bigint;
+  /** wei */
+  consensusBlockValue: bigint;
+}
+
 export interface ProduceBlockV3Meta extends VersionMeta {
   executionPayloadBlinded: boolean;
   /** wei */
@@ -127,7 +136,6 @@ export const validatorRoutes = {
     tag: "Validator",
     args: {epoch: epochArg},
     response: {kind: "data", data: listData(ProposerDutyType), meta: dutiesMeta},
-    legacy: {method: "get_v1_validator_duties_proposer", params: ["epoch"]},
   }),
   /** The body lists validator indices; 0x public keys are accepted too (the product spec's clients send them). */
   getAttesterDuties: route<{epoch: number; validators: ValidatorId[]}, AttesterDuty[], DutiesMeta>({
@@ -137,7 +145,6 @@ export const validatorRoutes = {
     tag: "Validator",
     args: {epoch: epochArg, validators: stringListBody("validator indices or public keys", parseValidatorId, formatValidatorId)},
     response: {kind: "data", data: listData(AttesterDutyType), meta: dutiesMeta},
-    legacy: {method: "get_v1_validator_duties_attester", params: ["epoch", "validators"]},
   }),
   getSyncCommitteeDuties: route<{epoch: number; indices: number[]}, SyncDuty[], {executionOptimistic: boolean}>({
     method: "POST",
@@ -168,14 +175,17 @@ export const validatorRoutes = {
     },
   }),
   /** Removed from the standard API in v3; the product spec's block production endpoint. */
-  produceBlockV2: route<ProduceBlockArgs, BlockContents, VersionMeta>({
+  produceBlockV2: route<ProduceBlockArgs, BlockContents, ProduceBlockV2Meta>({
     method: "GET",
     path: "/eth/v2/validator/blocks/{slot}",
     version: 2,
     tag: "Validator",
     args: produceBlockArgs,
-    response: {kind: "data", data: sszData((meta) => blockContentsType(meta.version), {ssz: true}), meta: versionOnlyMeta},
-    legacy: {method: "get_v1_validator_block", params: ["slot", "randaoReveal", "graffiti"]},
+    response: {
+      kind: "data",
+      data: sszData((meta) => blockContentsType(meta.version), {ssz: true}),
+      meta: {version: versionMeta, blockValue: blockValueMeta, consensusBlockValue: v2ConsensusBlockValueMeta},
+    },
   }),
   produceAttestationData: route<{slot: number; committeeIndex: number}, phase0.AttestationData>({
     method: "GET",
@@ -184,7 +194,6 @@ export const validatorRoutes = {
     tag: "Validator",
     args: {slot: slotQuery, committeeIndex: {in: "query", name: "committee_index", codec: uint}},
     response: {kind: "data", data: sszData(() => ssz.phase0.AttestationData, {ssz: true}), meta: {}},
-    legacy: {method: "get_v1_validator_attestation_data", params: ["slot", "committeeIndex"]},
   }),
   getAggregatedAttestationV2: route<{attestationDataRoot: Uint8Array; slot: number; committeeIndex: number}, Attestation, VersionMeta>({
     method: "GET",
@@ -206,7 +215,6 @@ export const validatorRoutes = {
     tag: "Validator",
     args: {attestationDataRoot: {in: "query", name: "attestation_data_root", codec: root}, slot: slotQuery},
     response: {kind: "data", data: sszData(() => ssz.phase0.Attestation, {ssz: false}), meta: {}},
-    legacy: {method: "get_v1_validator_aggregate_attestation", params: ["slot", "attestationDataRoot"]},
   }),
   publishAggregateAndProofsV2: route<{signedAggregateAndProofs: SignedAggregateAndProof[]; fork: ForkName}>({
     method: "POST",
@@ -224,7 +232,6 @@ export const validatorRoutes = {
     tag: "Validator",
     args: {signedAggregateAndProofs: listBody(() => ssz.phase0.SignedAggregateAndProof)},
     response: {kind: "empty"},
-    legacy: {method: "post_v1_validator_aggregate_and_proofs", params: ["signedAggregateAndProofs"]},
   }),
   prepareBeaconCommitteeSubnet: route<{subscriptions: BeaconCommitteeSubscription[]}>({
     method: "POST",
@@ -233,7 +240,6 @@ export const validatorRoutes = {
     tag: "Validator",
     args: {subscriptions: listBody(() => BeaconCommitteeSubscriptionType)},
     response: {kind: "empty"},
-    legacy: {method: "post_v1_validator_beacon_committee_subscriptions", params: ["subscriptions"]},
   }),
   prepareSyncCommitteeSubnets: route<{subscriptions: SyncCommitteeSubscription[]}>({
     method: "POST",

@@ -5,10 +5,14 @@ import {getLogger} from "../../log.ts";
 import {handlers, type ApiContext} from "../impl/index.ts";
 import {routes} from "../routes/index.ts";
 import type {Route} from "../routes/types.ts";
+import {declinedReason} from "../impl/notImplemented.ts";
 import {isChunked, type WireRequest, type WireResponse} from "../wire.ts";
 import {writeEventStream} from "./eventStream.ts";
 import {createRouteHandler, errorResponse, type RouteHandler} from "./routeHandler.ts";
 import {logRequests, trackRequests} from "./requestHooks.ts";
+import type {Registry} from "prom-client";
+import {RequestMetrics} from "../../metrics/requests.ts";
+import {statusLabel} from "../../metrics/labels.ts";
 import {writeChunks} from "./writeChunks.ts";
 
 /** The REST server: an express app with one generic handler per table entry. */
@@ -20,6 +24,8 @@ export interface RestServerOptions {
   allowOrigin?: string;
   /** largest accepted request body, in bytes or as "20mb" */
   bodyLimit?: number | string;
+  /** counts requests and their latency by operationId and status on this registry (--metrics) */
+  metricsRegistry?: Registry;
 }
 
 export type RestServer = ListeningServer;
@@ -76,23 +82,47 @@ const bodyErrors: ErrorRequestHandler = (err, _req, res, _next) => {
   send(res, errorResponse(status, {code: status, message: status === 500 ? "Internal server error" : String(err.message)}));
 };
 
-export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLimit">, ctx: ApiContext): express.Express {
+/** Requests by the operationId of the route that answered ("unmatched" for none) and status, timed until the response ends. */
+function observeRequests(registry: Registry): RequestHandler {
+  const all = Object.values(routes as Record<string, Route>);
+  const metrics = new RequestMetrics(registry, {
+    prefix: "beacon_gateway_rest_requests",
+    what: "REST requests",
+    label: "operationId",
+    known: all.map((r) => r.operationId),
+    other: "unmatched",
+  });
+  return (_req, res, next) => {
+    const started = performance.now();
+    res.once("close", () => metrics.observe(res.locals.operationId as string | undefined, statusLabel(res.statusCode), (performance.now() - started) / 1000));
+    next();
+  };
+}
+
+export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLimit" | "metricsRegistry">, ctx: ApiContext): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
   app.use(trackRequests(), logRequests());
+  if (opts.metricsRegistry) app.use(observeRequests(opts.metricsRegistry));
   if (opts.allowOrigin) app.use(cors(opts.allowOrigin));
-  app.use(express.raw({type: () => true, limit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT}));
   const byId = createApiHandlers(ctx);
-  for (const route of Object.values(routes as Record<string, Route>)) {
+  const all = Object.values(routes as Record<string, Route>);
+  const isDeclined = (route: Route): boolean => declinedReason((handlers as Record<string, unknown>)[route.operationId]) !== undefined;
+  const mount = (route: Route): void => {
     const handle = byId[route.operationId];
     const expressPath = route.path.replace(/\{(\w+)\}/g, ":$1");
     const method = route.method === "GET" ? "get" : "post";
     app[method](expressPath, async (req, res) => {
+      res.locals.operationId = route.operationId;
       const wire = await handle(toWireRequest(req));
       await send(res, wire);
     });
-  }
+  };
+  // declined routes answer 501 before the body is read (a large or broken body cannot make it a 413 or 400)
+  all.filter(isDeclined).forEach(mount);
+  app.use(express.raw({type: () => true, limit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT}));
+  all.filter((route) => !isDeclined(route)).forEach(mount);
   app.use((req, res) => send(res, errorResponse(404, {code: 404, message: `Route not found: ${req.method} ${req.path}`})));
   app.use(bodyErrors);
   return app;

@@ -3,6 +3,7 @@ import {ApiError, badRequest, renderError} from "../errors.ts";
 import type {BodyDef, EventSource, ParamDef, Route, WireFormat} from "../routes/types.ts";
 import {coalesce, envelopeChunks} from "../streaming.ts";
 import {MEDIA_TYPE, type WireRequest, type WireResponse} from "../wire.ts";
+import {declinedReason} from "../impl/notImplemented.ts";
 import {eventStreamResponse} from "./eventStream.ts";
 import {requestFormat, responseFormat} from "./negotiation.ts";
 import {isTextBody, parseTextBody} from "./textBody.ts";
@@ -89,6 +90,8 @@ export function errorResponse(status: number, body: unknown): WireResponse {
 
 /** The handler of one route, bound to its implementation and the context. */
 export function createRouteHandler<Ctx extends {chain: {config: ChainForkConfig}}>(route: Route, handler: AnyHandler, ctx: Ctx): RouteHandler {
+  const declined = declinedReason(handler);
+  if (declined !== undefined) return async () => errorResponse(501, {code: 501, message: declined});
   const response = route.response;
   const sszResponse = response.kind === "data" && response.data.ssz !== undefined;
   return async (req) => {

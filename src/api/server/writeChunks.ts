@@ -3,6 +3,16 @@ import {getLogger} from "../../log.ts";
 
 const log = getLogger("api");
 
+/** Read at each answer (tests lower it). */
+export const bufferLimits = {
+  /**
+   * Bytes of a body given in pieces that are gathered and sent whole, with `Content-Length`, as
+   * mainstream servers send ordinary answers (some clients refuse a chunked body). Only answers
+   * larger than this (whole states, long validator lists) go out in chunks as they are produced.
+   */
+  maxBufferedBytes: 1024 * 1024,
+};
+
 /** Resolves once the socket takes more (drain) or is gone (close). */
 function drainOrClose(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
@@ -17,15 +27,37 @@ function drainOrClose(res: ServerResponse): Promise<void> {
 }
 
 /**
- * Writes a body given in pieces (HTTP chunked encoding), each piece as it is produced, waiting
- * for the socket to drain so no more than about one piece is held in memory. Stops when the
- * client goes away; an error once the status is sent can only cut the answer short.
+ * Writes a body given in pieces. Up to `bufferLimits.maxBufferedBytes` the pieces are gathered and
+ * sent as one body with `Content-Length`; past it, the pieces gathered so far and every later one
+ * are written as produced (HTTP chunked encoding), waiting for the socket to drain so that past
+ * the first MiB no more than about one piece is held in memory. Stops when the client goes away. An error while gathering is
+ * a 500; once chunks are out it can only cut the answer short.
  */
 export async function writeChunks(res: ServerResponse, chunks: Iterable<string>): Promise<void> {
+  const limit = bufferLimits.maxBufferedBytes;
   try {
-    for (const chunk of chunks) {
+    const pieces = chunks[Symbol.iterator]();
+    const gathered: string[] = [];
+    let bytes = 0;
+    for (;;) {
+      const next = pieces.next();
+      if (next.done) {
+        const body = gathered.join("");
+        res.setHeader("Content-Length", Buffer.byteLength(body));
+        res.end(body);
+        return;
+      }
+      gathered.push(next.value);
+      bytes += Buffer.byteLength(next.value);
+      if (bytes > limit) break;
+    }
+    for (const chunk of gathered) {
       if (res.destroyed) return;
       if (!res.write(chunk)) await drainOrClose(res);
+    }
+    for (let next = pieces.next(); !next.done; next = pieces.next()) {
+      if (res.destroyed) return;
+      if (!res.write(next.value)) await drainOrClose(res);
     }
     res.end();
   } catch (err) {
@@ -34,6 +66,7 @@ export async function writeChunks(res: ServerResponse, chunks: Iterable<string>)
       res.destroy(err as Error);
     } else {
       res.statusCode = 500;
+      res.setHeader("Content-Type", "application/json");
       res.end(JSON.stringify({code: 500, message: "Internal server error"}));
     }
   }

@@ -138,7 +138,7 @@ export interface SubnetSelection {
 /**
  * The topics to subscribe to at a fork boundary: the global topics of its fork, every blob
  * subnet (deneb, electra: every node needs every blob), and the attestation, sync committee and
- * data column subnets the caller chose. Light client topics are not included.
+ * data column subnets the caller chose, and the light-client topics (from altair on).
  */
 export function topicsForBoundary(config: BeaconConfig, boundary: ForkBoundary, subnets: SubnetSelection = {}): GossipTopic[] {
   const {fork} = boundary;
@@ -151,6 +151,8 @@ export function topicsForBoundary(config: BeaconConfig, boundary: ForkBoundary, 
     "attester_slashing",
     "sync_committee_contribution_and_proof",
     "bls_to_execution_change",
+    "light_client_finality_update",
+    "light_client_optimistic_update",
   ];
   for (const type of global) if (topicExistsAtFork(type, fork)) topics.push({type, boundary});
   const addSubnets = (type: SubnetGossipType, chosen: Iterable<number>) => {

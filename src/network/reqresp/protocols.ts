@@ -1,7 +1,7 @@
 import {ListCompositeType, type Type} from "@chainsafe/ssz";
 import type {ChainForkConfig} from "@lodestar/config";
-import {ForkName, ForkSeq, NUMBER_OF_COLUMNS, SLOTS_PER_EPOCH} from "@lodestar/params";
-import {ssz, sszTypesFor, type deneb, type fulu, type phase0} from "@lodestar/types";
+import {ForkName, ForkSeq, MAX_REQUEST_LIGHT_CLIENT_UPDATES, NUMBER_OF_COLUMNS, SLOTS_PER_EPOCH, type ForkPostAltair} from "@lodestar/params";
+import {ssz, sszTypesFor, type altair, type deneb, type fulu, type phase0} from "@lodestar/types";
 
 /**
  * Every Req/Resp protocol of the p2p spec (phase0 to fulu) with each of its versions: the
@@ -22,7 +22,11 @@ export type ProtocolName =
   | "blob_sidecars_by_range"
   | "blob_sidecars_by_root"
   | "data_column_sidecars_by_range"
-  | "data_column_sidecars_by_root";
+  | "data_column_sidecars_by_root"
+  | "light_client_bootstrap"
+  | "light_client_updates_by_range"
+  | "light_client_finality_update"
+  | "light_client_optimistic_update";
 
 export interface ProtocolVersion {
   name: ProtocolName;
@@ -262,7 +266,60 @@ export const PROTOCOLS: readonly ProtocolVersion[] = [
       return null;
     },
   },
+  {
+    name: "light_client_bootstrap",
+    version: 1,
+    id: protocolId("light_client_bootstrap", 1),
+    sinceFork: ForkName.altair,
+    contextBytes: true,
+    multiChunk: false,
+    requestType: () => ssz.Root,
+    responseType: (fork) => lightClientTypes(fork).LightClientBootstrap,
+    carriesFork: (fork) => atLeast(fork, ForkName.altair),
+    maxResponseChunks: one,
+  },
+  {
+    name: "light_client_updates_by_range",
+    version: 1,
+    id: protocolId("light_client_updates_by_range", 1),
+    sinceFork: ForkName.altair,
+    contextBytes: true,
+    multiChunk: true,
+    requestType: () => ssz.altair.LightClientUpdatesByRange,
+    responseType: (fork) => lightClientTypes(fork).LightClientUpdate,
+    carriesFork: (fork) => atLeast(fork, ForkName.altair),
+    maxResponseChunks: (_config, _fork, request) => Math.min(Number((request as altair.LightClientUpdatesByRange).count), MAX_REQUEST_LIGHT_CLIENT_UPDATES),
+  },
+  {
+    name: "light_client_finality_update",
+    version: 1,
+    id: protocolId("light_client_finality_update", 1),
+    sinceFork: ForkName.altair,
+    contextBytes: true,
+    multiChunk: false,
+    requestType: null,
+    responseType: (fork) => lightClientTypes(fork).LightClientFinalityUpdate,
+    carriesFork: (fork) => atLeast(fork, ForkName.altair),
+    maxResponseChunks: one,
+  },
+  {
+    name: "light_client_optimistic_update",
+    version: 1,
+    id: protocolId("light_client_optimistic_update", 1),
+    sinceFork: ForkName.altair,
+    contextBytes: true,
+    multiChunk: false,
+    requestType: null,
+    responseType: (fork) => lightClientTypes(fork).LightClientOptimisticUpdate,
+    carriesFork: (fork) => atLeast(fork, ForkName.altair),
+    maxResponseChunks: one,
+  },
 ];
+
+/** The light-client types of a fork from altair on (earlier forks have none: altair's stand in, never carried). */
+function lightClientTypes(fork: ForkName) {
+  return sszTypesFor(atLeast(fork, ForkName.altair) ? (fork as ForkPostAltair) : ForkName.altair);
+}
 
 function invalidColumns(columns: number[]): string | null {
   const bad = columns.find((c) => c >= NUMBER_OF_COLUMNS);

@@ -28,6 +28,11 @@ export const DEFAULT_QUOTAS: Record<ProtocolName, RateQuota> = {
   blob_sidecars_by_root: {tokens: 1152, periodMs: 10_000},
   data_column_sidecars_by_range: {tokens: 16384, periodMs: 10_000},
   data_column_sidecars_by_root: {tokens: 16384, periodMs: 10_000},
+  light_client_bootstrap: {tokens: 5, periodMs: 15_000},
+  // MAX_REQUEST_LIGHT_CLIENT_UPDATES: one full request per period
+  light_client_updates_by_range: {tokens: 128, periodMs: 10_000},
+  light_client_finality_update: {tokens: 5, periodMs: 15_000},
+  light_client_optimistic_update: {tokens: 5, periodMs: 15_000},
 };
 export const DEFAULT_MAX_WITHHOLD_MS = 2_000;
 

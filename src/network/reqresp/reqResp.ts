@@ -33,12 +33,14 @@ export class ReqResp {
   private readonly responder: ResponderContext;
   private readonly rateLimiter: RateLimiter;
   private readonly currentEpoch: () => number;
+  private readonly metrics: ReqRespOptions["metrics"];
   private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(opts: ReqRespOptions) {
     this.libp2p = opts.libp2p;
     this.config = opts.config;
     this.currentEpoch = opts.currentEpoch ?? (() => lastScheduledForkEpoch(opts.config));
+    this.metrics = opts.metrics;
     const timeouts = {...configTimeouts(opts.config), ...opts.timeouts};
     const currentFork = (): ForkName => this.currentFork();
     this.rateLimiter = new RateLimiter(opts.rateLimits, opts.now);
@@ -56,7 +58,10 @@ export class ReqResp {
   /** Registers a handler for every protocol version, so old and new peers each find theirs. */
   async start(): Promise<void> {
     for (const protocol of PROTOCOLS) {
-      await this.libp2p.handle(protocol.id, (stream, connection) => serveRequest(this.responder, protocol, stream, connection.remotePeer.toString()));
+      await this.libp2p.handle(protocol.id, (stream, connection) => {
+        this.metrics?.reqResp.inc({protocol: protocol.name, direction: "inbound", result: "received"});
+        return serveRequest(this.responder, protocol, stream, connection.remotePeer.toString());
+      });
     }
     this.pruneTimer = setInterval(() => this.rateLimiter.prune(), RATE_LIMITER_PRUNE_MS);
     this.pruneTimer.unref();
@@ -70,7 +75,7 @@ export class ReqResp {
 
   /** Exchanges statuses (v2 from fulu, else v1); returns the peer's. */
   async status(peer: string, ours: Status, signal?: AbortSignal): Promise<Status> {
-    const [theirs] = await this.requester.request(
+    const [theirs] = await this.request(
       peer,
       {
         name: "status",
@@ -86,7 +91,7 @@ export class ReqResp {
   /** Tells the peer why we disconnect. Peers may close without answering, so only a failure to reach it is thrown. */
   async goodbye(peer: string, reason: bigint, signal?: AbortSignal): Promise<void> {
     try {
-      await this.requester.request(
+      await this.request(
         peer,
         {name: "goodbye", body: () => ssz.phase0.Goodbye.serialize(reason), maxChunks: 1, responseOptional: true, decode: () => undefined},
         signal
@@ -99,7 +104,7 @@ export class ReqResp {
 
   /** Sends our metadata sequence number; returns the peer's. */
   async ping(peer: string, ourSeq: bigint, signal?: AbortSignal): Promise<bigint> {
-    const [seq] = await this.requester.request(
+    const [seq] = await this.request(
       peer,
       {name: "ping", body: () => ssz.phase0.Ping.serialize(ourSeq), maxChunks: 1, decode: (chunk) => ssz.phase0.Ping.deserialize(chunk.bytes)},
       signal
@@ -109,7 +114,7 @@ export class ReqResp {
 
   /** The peer's metadata, in the newest version both have: syncnets from v2, custodyGroupCount from v3. */
   async metadata(peer: string, signal?: AbortSignal): Promise<Metadata> {
-    const [metadata] = await this.requester.request(
+    const [metadata] = await this.request(
       peer,
       {name: "metadata", body: () => null, maxChunks: 1, decode: (chunk, version) => version.responseType(chunk.fork).deserialize(chunk.bytes) as Metadata},
       signal
@@ -166,7 +171,19 @@ export class ReqResp {
     signal?: AbortSignal
   ): Promise<T[]> {
     const request: OutgoingRequest<T> = {name, body: typeof body === "function" ? body : () => body, maxChunks, decode};
-    return this.requester.request(peer, request, signal);
+    return this.request(peer, request, signal);
+  }
+
+  /** Every outgoing request, counted by protocol and result (ok, or the ReqRespError code). */
+  private async request<T>(peer: string, request: OutgoingRequest<T>, signal?: AbortSignal): Promise<T[]> {
+    try {
+      const answer = await this.requester.request(peer, request, signal);
+      this.metrics?.reqResp.inc({protocol: request.name, direction: "outbound", result: "ok"});
+      return answer;
+    } catch (e) {
+      this.metrics?.reqResp.inc({protocol: request.name, direction: "outbound", result: e instanceof ReqRespError ? e.code : "error"});
+      throw e;
+    }
   }
 
   private currentFork(): ForkName {

@@ -2,7 +2,7 @@ import type {Stream} from "@libp2p/interface";
 import type {BeaconConfig} from "@lodestar/config";
 import type {ForkName} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
-import {ssz, type deneb, type fulu} from "@lodestar/types";
+import {ssz, type altair, type deneb, type fulu} from "@lodestar/types";
 import {getLogger} from "../../log.ts";
 import {ByteSource} from "./byteSource.ts";
 import {encodeErrorChunk, encodeSuccessChunk, readPayload, sszBounds} from "./encoding.ts";
@@ -114,8 +114,13 @@ async function* responseChunks(
   }
   if (maxChunks === 0) return;
   const objects = objectsFor(handlers, protocol, peer, request, maxChunks);
-  if (!objects) return;
   let sent = 0;
+  // a single-chunk answer the node does not have (a light-client bootstrap, say): ResourceUnavailable
+  const unavailable = () => new ResponseError(RespStatus.RESOURCE_UNAVAILABLE, `no ${protocol.name.replaceAll("_", " ")} available`);
+  if (!objects) {
+    if (!protocol.multiChunk) throw unavailable();
+    return;
+  }
   for await (const object of objects) {
     const objectFork = ctx.config.getForkName(object.slot);
     if (!protocol.carriesFork(objectFork)) {
@@ -129,6 +134,7 @@ async function* responseChunks(
     yield encodeSuccessChunk(object.bytes, context);
     if (++sent >= maxChunks) return;
   }
+  if (sent === 0 && !protocol.multiChunk) throw unavailable();
 }
 
 function objectsFor(
@@ -155,6 +161,14 @@ function objectsFor(
       return handlers.onDataColumnSidecarsByRange?.(peer, request as fulu.DataColumnSidecarsByRangeRequest);
     case "data_column_sidecars_by_root":
       return handlers.onDataColumnSidecarsByRoot?.(peer, request as fulu.DataColumnsByRootIdentifier[]);
+    case "light_client_bootstrap":
+      return handlers.onLightClientBootstrap?.(peer, request as Uint8Array);
+    case "light_client_updates_by_range":
+      return handlers.onLightClientUpdatesByRange?.(peer, request as altair.LightClientUpdatesByRange);
+    case "light_client_finality_update":
+      return handlers.onLightClientFinalityUpdate?.(peer);
+    case "light_client_optimistic_update":
+      return handlers.onLightClientOptimisticUpdate?.(peer);
     default:
       return undefined;
   }

@@ -1,7 +1,8 @@
 import type {BeaconConfig} from "@lodestar/config";
-import type {deneb, fulu, phase0} from "@lodestar/types";
+import type {altair, deneb, fulu, phase0} from "@lodestar/types";
 import type {Libp2p} from "@libp2p/interface";
 import type {RateLimits} from "./rateLimiter.ts";
+import type {NodeMetrics} from "../../metrics/nodeMetrics.ts";
 
 /** Status of either version: v2 (fulu) adds earliest_available_slot. */
 export type Status = phase0.Status & {earliestAvailableSlot?: number};
@@ -43,6 +44,11 @@ export interface ReqRespHandlers {
   onBlobSidecarsByRoot?(peer: string, ids: deneb.BlobIdentifier[]): AsyncIterable<SlotBytes>;
   onDataColumnSidecarsByRange?(peer: string, request: fulu.DataColumnSidecarsByRangeRequest): AsyncIterable<SlotBytes>;
   onDataColumnSidecarsByRoot?(peer: string, ids: fulu.DataColumnsByRootIdentifier[]): AsyncIterable<SlotBytes>;
+  /** light-client objects: `slot` is their (attested) header's, which picks the context bytes */
+  onLightClientBootstrap?(peer: string, blockRoot: Uint8Array): AsyncIterable<SlotBytes>;
+  onLightClientUpdatesByRange?(peer: string, request: altair.LightClientUpdatesByRange): AsyncIterable<SlotBytes>;
+  onLightClientFinalityUpdate?(peer: string): AsyncIterable<SlotBytes>;
+  onLightClientOptimisticUpdate?(peer: string): AsyncIterable<SlotBytes>;
 }
 
 export interface ReqRespTimeouts {
@@ -65,4 +71,5 @@ export interface ReqRespOptions {
   timeouts?: Partial<ReqRespTimeouts>;
   /** milliseconds, for the rate limiter; default Date.now */
   now?: () => number;
+  metrics?: Pick<NodeMetrics, "reqResp">;
 }

@@ -1,4 +1,4 @@
-import {UNKNOWN_ROOT, type Json, type Sample, type SampleContext, type SampleRequest} from "../sampleContext.ts";
+import {MAX_UINT64, PAST_UINT64, UNKNOWN_ROOT, type Json, type Sample, type SampleContext, type SampleRequest} from "../sampleContext.ts";
 
 /** Samples of the Beacon tag: genesis, states and their validators, blocks. (Pools: pool.ts; state contents and rewards: states.ts.) */
 
@@ -16,7 +16,9 @@ function blockSample(): SampleRequest[] {
     {label: "head", params: {block_id: "head"}, status: 200},
     {label: "finalized", params: {block_id: "finalized"}, status: 200},
     {label: "unknown root", params: {block_id: UNKNOWN_ROOT}, status: 404},
+    {label: "the largest uint64 slot", params: {block_id: MAX_UINT64}, status: 404},
     {label: "malformed id", params: {block_id: "0x12"}, status: 400},
+    {label: "a slot past uint64", params: {block_id: PAST_UINT64}, status: 400},
   ];
 }
 
@@ -27,6 +29,7 @@ const stateSample =
     {label: "finalized", params: {state_id: "finalized"}, status: 200},
     {label: "by slot", params: {state_id: (await ctx.head()).slot}, status: 200},
     {label: "unknown state root", params: {state_id: UNKNOWN_ROOT}, status: 404},
+    {label: "the largest uint64 slot", params: {state_id: MAX_UINT64}, status: 404},
     {label: "malformed id", params: {state_id: "current"}, status: 400},
     ...(await extra(ctx)),
   ];
@@ -79,6 +82,7 @@ export const beaconSamples: Record<string, Sample> = {
       {label: "head", status: 200},
       {label: "by slot", query: {slot: head.header.message.slot}, status: 200},
       {label: "by parent root", query: {parent_root: head.header.message.parent_root}, status: 200},
+      {label: "the largest uint64 slot: none", query: {slot: MAX_UINT64}, status: 200},
       {label: "malformed slot", query: {slot: "-1"}, status: 400},
     ];
   },
@@ -102,7 +106,8 @@ export const beaconSamples: Record<string, Sample> = {
   ],
   getBlockAttestationsV2: blockSample,
   getBlockAttestations: () => [
-    {label: "an electra block in the pre-electra form", params: {block_id: "head"}, status: 400},
+    {label: "the head block, in its fork's JSON form", params: {block_id: "head"}, status: 200},
+    {label: "an electra block as SSZ of the pre-electra type", params: {block_id: "head"}, headers: {accept: "application/octet-stream"}, status: 406},
     {label: "unknown root", params: {block_id: UNKNOWN_ROOT}, status: 404},
   ],
   getBlindedBlock: blockSample,

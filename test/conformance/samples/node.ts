@@ -49,6 +49,7 @@ export const nodeSamples: Record<string, Sample> = {
 
   eventstream: () => [
     {label: "head and block", query: {topics: "head,block"}, status: 200, events: 2},
+    {label: "light-client optimistic updates", query: {topics: "light_client_optimistic_update"}, status: 200, events: 1},
     {label: "unknown topic", query: {topics: "weather"}, status: 400},
   ],
 };

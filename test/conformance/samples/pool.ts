@@ -1,4 +1,4 @@
-import {BAD_SIGNATURE, FEE_RECIPIENT, type Sample, type SampleContext} from "../sampleContext.ts";
+import {BAD_SIGNATURE, FEE_RECIPIENT, MAX_UINT64, type Sample, type SampleContext} from "../sampleContext.ts";
 
 /** Samples of the Beacon tag's operation pools: reads, real submissions where cheap, and rejected ones. */
 
@@ -20,9 +20,13 @@ export const poolSamples: Record<string, Sample> = {
   getPoolAttestationsV2: (ctx) => [
     {label: "all", status: 200},
     {label: "this slot, committee 0", query: {slot: ctx.currentSlot(), committee_index: 0}, status: 200},
+    {label: "the largest uint64 slot: none", query: {slot: MAX_UINT64}, status: 200},
     {label: "malformed slot", query: {slot: "now"}, status: 400},
   ],
-  getPoolAttestations: () => [{label: "pre-electra form on an electra chain", status: 400}],
+  getPoolAttestations: () => [
+    {label: "pre-electra form on an electra chain: none it can carry", status: 200},
+    {label: "the largest uint64 slot", query: {slot: MAX_UINT64}, status: 200},
+  ],
   submitPoolAttestationsV2: async (ctx) => {
     const {json, slot} = await ctx.submittedAttestation();
     const fork = ctx.chain.config.getForkName(slot);
@@ -39,7 +43,7 @@ export const poolSamples: Record<string, Sample> = {
   },
 
   getPoolAttesterSlashingsV2: () => [{label: "all", status: 200}],
-  getPoolAttesterSlashings: () => [{label: "pre-electra form on an electra chain", status: 400}],
+  getPoolAttesterSlashings: () => [{label: "pre-electra form on an electra chain: none it can carry", status: 200}],
   submitPoolAttesterSlashingsV2: async (ctx) => {
     const attestation = await indexedAttestation(ctx);
     return [

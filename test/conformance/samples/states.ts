@@ -1,4 +1,4 @@
-import {UNKNOWN_ROOT, type Sample, type SampleRequest} from "../sampleContext.ts";
+import {MAX_UINT64, PAST_UINT64, UNKNOWN_ROOT, type Sample, type SampleRequest} from "../sampleContext.ts";
 
 /** Samples of the Beacon tag's state contents (balances, committees, queues…) and of the Rewards tag. */
 
@@ -9,7 +9,9 @@ function stateRequests(extra: Partial<SampleRequest> = {}): SampleRequest[] {
     {label: "head", params: {state_id: "head"}, status: 200, ...extra},
     {label: "finalized", params: {state_id: "finalized"}, status: 200, ...extra},
     {label: "unknown state root", params: {state_id: UNKNOWN_ROOT}, status: 404, ...extra},
+    {label: "the largest uint64 slot", params: {state_id: MAX_UINT64}, status: 404, ...extra},
     {label: "malformed id", params: {state_id: "latest"}, status: 400, ...extra},
+    {label: "a slot past uint64", params: {state_id: PAST_UINT64}, status: 400, ...extra},
   ];
 }
 
@@ -33,7 +35,9 @@ export const stateSamples: Record<string, Sample> = {
     ...stateRequests(),
     {label: "this epoch, committee 0, one slot", params: {state_id: "head"}, query: {epoch: ctx.currentEpoch(), index: 0, slot: ctx.currentSlot()}, status: 200},
     {label: "far future epoch", params: {state_id: "head"}, query: {epoch: ctx.currentEpoch() + 100}, status: 400},
-    {label: "slot outside the epoch", params: {state_id: "head"}, query: {epoch: 0, slot: ctx.currentSlot()}, status: 400},
+    {label: "a past epoch the RANDAO mixes cover", params: {state_id: "head"}, query: {epoch: 0}, status: 200},
+    {label: "slot outside the epoch: no committee", params: {state_id: "head"}, query: {epoch: 0, slot: ctx.currentSlot()}, status: 200},
+    {label: "the largest uint64 slot: no committee", params: {state_id: "head"}, query: {slot: MAX_UINT64}, status: 200},
   ],
   getEpochSyncCommittees: (ctx) => [
     ...stateRequests(),
@@ -52,6 +56,8 @@ export const stateSamples: Record<string, Sample> = {
 
   getBlockRewards: () => [
     {label: "head", params: {block_id: "head"}, status: 200},
+    {label: "genesis: zeros", params: {block_id: "genesis"}, status: 200},
+    {label: "the largest uint64 slot", params: {block_id: MAX_UINT64}, status: 404},
     {label: "finalized", params: {block_id: "finalized"}, status: 200},
     {label: "unknown root", params: {block_id: UNKNOWN_ROOT}, status: 404},
     {label: "malformed id", params: {block_id: "0x12"}, status: 400},
@@ -65,6 +71,7 @@ export const stateSamples: Record<string, Sample> = {
   getSyncCommitteeRewards: () => [
     {label: "head, two validators", params: {block_id: "head"}, body: ["0", "1"], status: 200},
     {label: "head, everyone", params: {block_id: "head"}, body: [], status: 200},
+    {label: "genesis: zeros", params: {block_id: "genesis"}, body: [], status: 200},
     {label: "unknown root", params: {block_id: UNKNOWN_ROOT}, body: [], status: 404},
     {label: "malformed id", params: {block_id: "head"}, body: ["zero"], status: 400},
   ],

@@ -131,6 +131,7 @@ export const validatorSamples: Record<string, Sample> = {
   },
   submitBeaconCommitteeSelections: (ctx) => [
     {label: "a selection", body: [{validator_index: "1", slot: String(ctx.currentSlot()), selection_proof: BAD_SIGNATURE}], status: 501},
+    {label: "no body: 501 before the body is read", status: 501},
   ],
   submitSyncCommitteeSelections: (ctx) => [
     {label: "a selection", body: [{validator_index: "1", slot: String(ctx.currentSlot()), subcommittee_index: "0", selection_proof: BAD_SIGNATURE}], status: 501},

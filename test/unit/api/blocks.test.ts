@@ -1,5 +1,6 @@
 import {beforeAll, beforeEach, describe, expect, it} from "@jest/globals";
-import {BitArray} from "@chainsafe/ssz";
+import {BitArray, ListCompositeType} from "@chainsafe/ssz";
+import {MAX_ATTESTATIONS} from "@lodestar/params";
 import {signedBeaconBlockToBlinded} from "@lodestar/state-transition";
 import {ssz, type SignedBeaconBlock, type electra, type fulu} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
@@ -69,12 +70,14 @@ describe("block attestations and blinded blocks (fulu)", () => {
     expect((await request(app).get("/eth/v2/beacon/blocks/current/attestations").expect(400)).body).toEqual({code: 400, message: "Invalid block ID: current"});
   });
 
-  it("getBlockAttestations (v1) answers 400 naming v2 for an electra-format block, 404 for an unknown one", async () => {
-    const res = await request(app).get("/eth/v1/beacon/blocks/1/attestations").expect(400);
-    expect(res.body).toEqual({
-      code: 400,
-      message:
-        "getBlockAttestations serves pre-electra attestations only, and the block at slot 1 is fulu: use GET /eth/v2/beacon/blocks/{block_id}/attestations (getBlockAttestationsV2)",
+  it("getBlockAttestations (v1) on a fulu block: the fork's JSON with Eth-Consensus-Version, as v2; SSZ is a 406 naming v2", async () => {
+    const res = await request(app).get("/eth/v1/beacon/blocks/1/attestations").expect(200);
+    expect(res.headers["eth-consensus-version"]).toBe("fulu");
+    expect(res.body).toEqual({version: "fulu", ...BLOCK_META, data: withAttestations.message.body.attestations.map((a) => ssz.electra.Attestation.toJson(a))});
+    const asSsz = await request(app).get("/eth/v1/beacon/blocks/1/attestations").set("Accept", "application/octet-stream").expect(406);
+    expect(asSsz.body).toEqual({
+      code: 406,
+      message: "SSZ of a fulu Attestation list does not fit this route's pre-electra type: use GET /eth/v2/beacon/blocks/{block_id}/attestations (getBlockAttestationsV2)",
     });
     await request(app).get(`/eth/v1/beacon/blocks/0x${"11".repeat(32)}/attestations`).expect(404);
   });
@@ -200,8 +203,13 @@ describe("blocks before electra and before bellatrix", () => {
     block.message.body.attestations = [att];
     t.chain.addBlock(block);
     const data = [ssz.phase0.Attestation.toJson(att)];
-    expect((await request(app).get("/eth/v1/beacon/blocks/1/attestations").expect(200)).body).toEqual({...BLOCK_META, data});
+    expect((await request(app).get("/eth/v1/beacon/blocks/1/attestations").expect(200)).body).toEqual({version: "deneb", ...BLOCK_META, data});
     expect((await request(app).get("/eth/v2/beacon/blocks/1/attestations").expect(200)).body).toEqual({version: "deneb", ...BLOCK_META, data});
+    // SSZ: the spec's List[Attestation, MAX_ATTESTATIONS] of phase0 attestations
+    const bytes = await binary(request(app).get("/eth/v1/beacon/blocks/1/attestations").set("Accept", "application/octet-stream")).expect(200);
+    expect(bytes.headers["eth-consensus-version"]).toBe("deneb");
+    const list = new ListCompositeType(ssz.phase0.Attestation, MAX_ATTESTATIONS);
+    expect(list.toJson(list.deserialize(new Uint8Array(bytes.body)))).toEqual(data);
   });
 
   it("phase0: getBlindedBlock gives the full block (there is no payload to blind)", async () => {
@@ -285,9 +293,9 @@ describe("blob sidecars and blobs (the dev chain has none)", () => {
     expect((await request(app).get("/eth/v1/beacon/blob_sidecars/9").expect(404)).body).toEqual({code: 404, message: "Block not found"});
   });
 
-  it("a block that commits to blobs: 404, as the node does not have them", async () => {
+  it("a block that commits to blobs the node does not keep: 404", async () => {
     const res = await request(app).get(`/eth/v1/beacon/blob_sidecars/${withBlobsHex}`).expect(404);
-    expect(res.body).toEqual({code: 404, message: `Blob data of block ${withBlobsHex} is not available: this node keeps no blobs`});
+    expect(res.body).toEqual({code: 404, message: `Blob sidecars of block ${withBlobsHex} are not available on this node`});
     await request(app).get("/eth/v1/beacon/blobs/3").expect(404);
   });
 

@@ -104,11 +104,12 @@ describe("the validator client's API over the route client", () => {
     expect(attester.duties.map((d) => d.validatorIndex).sort()).toEqual([0, 1]);
     expect(await api.getBlockRoot("head")).toEqual(t.chain.genesisRoot);
 
-    const {block, fork} = await api.produceBlock(1, RANDAO);
+    const {block, fork, blobs} = await api.produceBlock(1, RANDAO);
     expect(fork).toBe("fulu");
     expect(block.slot).toBe(1);
+    expect(blobs).toEqual({blobs: [], kzgProofs: []});
     const before = t.chain.imported.length;
-    await api.publishBlock({message: block, signature: new Uint8Array(96)}, fork);
+    await api.publishBlock({message: block, signature: new Uint8Array(96)}, fork, blobs);
     expect(t.chain.imported).toHaveLength(before + 1);
 
     await expect(api.submitAttestations([singleAttestation(REJECTED_SLOT)], ForkName.fulu)).rejects.toBeInstanceOf(ApiClientError);

@@ -34,16 +34,17 @@ afterAll(() => logManager().apply(initialDirective));
 describe("the /ext/v1 route entries", () => {
   const ext = Object.values(routes as Record<string, Route>).filter((r) => r.tag === "Ext");
 
-  it("live under /ext/v1 and name their legacy method, except the graffiti getter", () => {
-    expect(ext.length).toBe(15);
-    for (const route of ext) expect(route.path.startsWith("/ext/v1/")).toBe(true);
-    expect(ext.filter((r) => !r.legacy).map((r) => r.operationId)).toEqual(["getGraffiti"]);
-    expect(ext.flatMap((r) => (r.legacy ? [r.legacy.method] : [])).sort()).toEqual(
+  it("live under /ext/v1, and none repeats a standard answer", () => {
+    expect(ext.map((r) => r.path).every((p) => p.startsWith("/ext/v1/"))).toBe(true);
+    expect(ext.map((r) => r.operationId).sort()).toEqual(
       [
-        "getBeaconHead", "getChainHead", "getSyncing", "getNetworkPeerId", "getNetworkPeers", "getNetworkEnr", "getNodeVersion", "peers",
-        "setLogLevel", "setGraffiti", "getEth1Chain", "getEth1ProposalData", "debug_getChronosFutures", "debug_getGossipSubPeers",
+        "getGraffiti", "setGraffiti", "setLogLevel", "getChainHead", "getNetworkPeerIds", "getNetworkPeers",
+        "getEth1Chain", "getEth1ProposalData", "getDebugTasks", "getDebugGossipPeers",
       ].sort()
     );
+    for (const gone of ["/ext/v1/node/version", "/ext/v1/node/peerid", "/ext/v1/network/enr", "/ext/v1/beacon/head", "/ext/v1/syncmanager/status"]) {
+      expect(ext.map((r) => r.path)).not.toContain(gone);
+    }
   });
 });
 
@@ -155,24 +156,11 @@ describe("chronicles settings", () => {
 });
 
 describe("chain and sync", () => {
-  it("beacon/head: the head slot", async () => {
-    expect((await request(app).get("/ext/v1/beacon/head").expect(200)).body).toEqual({data: "0"});
-  });
-
   it("chain/head: head, justified and finalized slots and roots", async () => {
     const root = toHex(t.chain.genesisRoot);
     expect((await request(app).get("/ext/v1/chain/head").expect(200)).body).toEqual({
       data: {head_slot: "0", head_block_root: root, finalized_slot: "0", finalized_block_root: root, justified_slot: "0", justified_block_root: root},
     });
-  });
-
-  it("syncmanager/status: the sync state with the legacy boolean", async () => {
-    t.chain.slot = 3;
-    expect((await request(app).get("/ext/v1/syncmanager/status").expect(200)).body).toEqual({
-      data: {state: "synced", is_syncing: false, head_slot: "0", sync_distance: "3"},
-    });
-    t.node.syncing = true;
-    expect((await request(app).get("/ext/v1/syncmanager/status").expect(200)).body.data).toMatchObject({state: "syncing", is_syncing: true});
   });
 
   it("eth1/chain: no deposit contract on the dev chain, so no eth1 blocks", async () => {
@@ -186,21 +174,16 @@ describe("chain and sync", () => {
 });
 
 describe("node and network", () => {
-  it("node/peerid and network/enr: the node's identity, the ENR signed by the same key", async () => {
-    const peerId = (await request(app).get("/ext/v1/node/peerid").expect(200)).body.data;
+  it("the identity the JSON-RPC getNetworkPeerId and getNetworkEnr read (/eth/v1/node/identity): the ENR signed by the peer id's key", async () => {
+    const {peer_id: peerId, enr} = (await request(app).get("/eth/v1/node/identity").expect(200)).body.data;
     expect(peerId).toBe(t.node.identity.peerId);
     expect(peerId).toMatch(/^16Uiu2/);
-    const enr = (await request(app).get("/ext/v1/network/enr").expect(200)).body.data;
     expect(enr).toMatch(/^enr:/);
     const record = ENR.decodeTxt(enr);
     expect(record.peerId.toString()).toBe(peerId);
     const forkId = ssz.phase0.ENRForkID.deserialize(record.kvs.get("eth2")!);
     expect(toHex(forkId.forkDigest)).toBe(toHex(t.chain.config.forkBoundary2ForkDigest(t.chain.config.getForkBoundaryAtEpoch(0))));
     expect(record.ip).toBeUndefined();
-  });
-
-  it("node/version", async () => {
-    expect((await request(app).get("/ext/v1/node/version").expect(200)).body).toEqual({data: t.node.version});
   });
 
   it("network/ids, network/peers and debug/gossip/peers: empty without networking", async () => {
@@ -225,16 +208,17 @@ describe("debug/tasks", () => {
   });
 
   it("forgets a request once it is answered", async () => {
-    await request(app).get("/ext/v1/beacon/head").expect(200);
+    await request(app).get("/ext/v1/chain/head").expect(200);
     const {body} = await request(app).get("/ext/v1/debug/tasks").expect(200);
-    expect(body.data.filter((task: {procname: string}) => task.procname.startsWith("GET /ext/v1/beacon/head"))).toEqual([]);
+    expect(body.data.filter((task: {procname: string}) => task.procname.startsWith("GET /ext/v1/chain/head"))).toEqual([]);
   });
 });
 
 describe("robustness", () => {
   it("an unknown extension path or method is a 404", async () => {
     expect((await request(app).get("/ext/v1/nothing").expect(404)).body.code).toBe(404);
-    await request(app).post("/ext/v1/beacon/head").expect(404);
+    await request(app).post("/ext/v1/chain/head").expect(404);
+    for (const gone of ["/ext/v1/node/version", "/ext/v1/node/peerid", "/ext/v1/network/enr", "/ext/v1/beacon/head", "/ext/v1/syncmanager/status"]) await request(app).get(gone).expect(404);
   });
 
   it("junk bodies and parameters on every extension POST are taken or refused, never a server error", async () => {
@@ -254,6 +238,6 @@ describe("robustness", () => {
         expect([route.path, type, res.status < 500]).toEqual([route.path, type, true]);
       }
     }
-    expect((await request(app).get("/ext/v1/beacon/head").expect(200)).body).toEqual({data: "0"});
+    expect((await request(app).get("/ext/v1/chain/head").expect(200)).body.data.head_slot).toBe("0");
   });
 });

@@ -39,7 +39,7 @@ async function linesOf(action: () => Promise<unknown>): Promise<Line[]> {
 }
 
 const chainWork = () => getLogger("chain").debug({slot: 1}, "chain work");
-const headRequest = () => request(app).get("/ext/v1/beacon/head").expect(200);
+const headRequest = () => request(app).get("/ext/v1/chain/head").expect(200);
 
 describe("run-time log levels", () => {
   it("a directive sent to the endpoint changes which topic's debug lines appear", async () => {
@@ -56,7 +56,7 @@ describe("run-time log levels", () => {
       await headRequest();
     });
     expect(seen.map((l) => [l.topic, l.msg])).toEqual([["api", "request completed"]]);
-    expect(seen[0]).toMatchObject({level: 20, req: {method: "GET", url: "/ext/v1/beacon/head"}, res: {statusCode: 200}});
+    expect(seen[0]).toMatchObject({level: 20, req: {method: "GET", url: "/ext/v1/chain/head"}, res: {statusCode: 200}});
   });
 
   it("request lines: debug below 500, warn for 5xx, never bodies or headers", async () => {
@@ -68,7 +68,7 @@ describe("run-time log levels", () => {
       t.chain.getHead = () => {
         throw new Error("head unavailable");
       };
-      await request(app).get("/ext/v1/beacon/head").expect(500);
+      await request(app).get("/ext/v1/chain/head").expect(500);
       t.chain.getHead = getHead;
     });
     const requests = seen.filter((l) => l.req);

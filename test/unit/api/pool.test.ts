@@ -127,12 +127,17 @@ describe("pool routes on fulu (electra formats)", () => {
     expect((await get("committee_index=-1").expect(400)).body).toEqual({code: 400, message: "Invalid committee_index: -1"});
   });
 
-  it("getPoolAttestations (v1) cannot carry electra attestations: 400 naming v2", async () => {
-    const res = await request(p.app).get("/eth/v1/beacon/pool/attestations").expect(400);
-    expect(res.body).toEqual({
-      code: 400,
-      message: useV2("getPoolAttestations serves pre-electra attestations only", "fulu", "GET", "/eth/v2/beacon/pool/attestations", "getPoolAttestationsV2"),
-    });
+  it("the filters take any uint64: the largest matches nothing (200, empty), 2^64 does not parse (400)", async () => {
+    const get = (query: string) => request(p.app).get(`/eth/v2/beacon/pool/attestations?${query}`);
+    for (const name of ["slot", "committee_index"]) {
+      expect((await get(`${name}=18446744073709551615`).expect(200)).body.data).toEqual([]);
+      expect((await get(`${name}=18446744073709551616`).expect(400)).body).toEqual({code: 400, message: `Invalid ${name}: 18446744073709551616`});
+    }
+  });
+
+  it("getPoolAttestations (v1) on fulu: 200 with the attestations the old type can carry, which is none", async () => {
+    expect((await request(p.app).get("/eth/v2/beacon/pool/attestations").expect(200)).body.data).toHaveLength(1);
+    expect((await request(p.app).get("/eth/v1/beacon/pool/attestations").expect(200)).body).toEqual({data: []});
   });
 
   it("attester slashings: v2 submit (400 with the pool's reason when invalid) and list with version", async () => {
@@ -154,13 +159,10 @@ describe("pool routes on fulu (electra formats)", () => {
     expect(noHeader.body).toEqual({code: 400, message: "Missing required parameter Eth-Consensus-Version"});
   });
 
-  it("attester slashings v1 (get and submit) answer 400 naming v2, and submit nothing", async () => {
+  it("attester slashings v1 on fulu: get lists none the old type can carry (200); submit is a 400 naming v2 and submits nothing", async () => {
     const {env, app} = p;
-    const get = await request(app).get("/eth/v1/beacon/pool/attester_slashings").expect(400);
-    expect(get.body).toEqual({
-      code: 400,
-      message: useV2("getPoolAttesterSlashings carries pre-electra attester slashings only", "fulu", "GET", "/eth/v2/beacon/pool/attester_slashings", "getPoolAttesterSlashingsV2"),
-    });
+    expect((await request(app).get("/eth/v2/beacon/pool/attester_slashings").expect(200)).body.data).toHaveLength(1);
+    expect((await request(app).get("/eth/v1/beacon/pool/attester_slashings").expect(200)).body).toEqual({data: []});
     const before = env.pools.opPool.getAttesterSlashings().length;
     const post = await request(app).post("/eth/v1/beacon/pool/attester_slashings").send(ssz.phase0.AttesterSlashing.toJson(attesterSlashing(env, [3, 4]))).expect(400);
     expect(post.body).toEqual({

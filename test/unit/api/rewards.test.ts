@@ -96,10 +96,16 @@ describe("getBlockRewards", () => {
     expect((await request(app).get("/eth/v1/beacon/rewards/blocks/1").expect(200)).body).toEqual(res.body);
   });
 
-  it("answers 404 for an unknown block or one without a pre-state (genesis), 400 for a malformed id", async () => {
+  it("the genesis block earned nothing: zeros, with its proposer index (by name, slot and root)", async () => {
+    const zeros = {proposer_index: "0", total: "0", attestations: "0", sync_aggregate: "0", proposer_slashings: "0", attester_slashings: "0"};
+    for (const id of ["genesis", "0", toHex(t.chain.genesisRoot)]) {
+      expect((await request(app).get(`/eth/v1/beacon/rewards/blocks/${id}`).expect(200)).body).toEqual({execution_optimistic: false, finalized: true, data: zeros});
+    }
+  });
+
+  it("answers 404 for an unknown block, 400 for a malformed id", async () => {
     expect((await request(app).get(`/eth/v1/beacon/rewards/blocks/0x${"11".repeat(32)}`).expect(404)).body).toEqual({code: 404, message: "Block not found"});
     await request(app).get("/eth/v1/beacon/rewards/blocks/7").expect(404);
-    expect((await request(app).get("/eth/v1/beacon/rewards/blocks/genesis").expect(404)).body.code).toBe(404);
     expect((await request(app).get("/eth/v1/beacon/rewards/blocks/justified").expect(400)).body).toEqual({code: 400, message: "Invalid block ID: justified"});
   });
 });
@@ -132,6 +138,15 @@ describe("getSyncCommitteeRewards", () => {
     const res = await request(app).post(`/eth/v1/beacon/rewards/sync_committee/${blockRootHex}`).send([String(first), pubkey]).expect(200);
     expect(res.body.data.map((r: {validator_index: string}) => r.validator_index).sort()).toEqual([String(first), String(second)].sort());
     expect((await request(app).post(`/eth/v1/beacon/rewards/sync_committee/${blockRootHex}`).send(["9999"]).expect(200)).body.data).toEqual([]);
+  });
+
+  it("the genesis block: every member of the genesis sync committee, once, with 0; the body's ids filter them", async () => {
+    const pubkeys = (t.state as CachedBeaconStateFulu).currentSyncCommittee.toValue().pubkeys;
+    const members = [...new Set(pubkeys.map((pk) => t.state.epochCtx.getValidatorIndex(pk)!))];
+    const res = await request(app).post("/eth/v1/beacon/rewards/sync_committee/genesis").send([]).expect(200);
+    expect(res.body).toEqual({execution_optimistic: false, finalized: true, data: members.map((i) => ({validator_index: String(i), reward: "0"}))});
+    const one = await request(app).post("/eth/v1/beacon/rewards/sync_committee/0").send([String(members[1])]).expect(200);
+    expect(one.body.data).toEqual([{validator_index: String(members[1]), reward: "0"}]);
   });
 
   it("answers 400 for a malformed body or block id, 404 for an unknown block", async () => {

@@ -109,9 +109,8 @@ describe("validator identities", () => {
 });
 
 describe("committees", () => {
-  /** The committees of an epoch from the state's epoch cache, in the API's JSON form. */
-  function expectedCommittees(epoch: number) {
-    const ctx = t.state.epochCtx;
+  /** The committees of an epoch from a state's epoch cache (the genesis state's by default), in the API's JSON form. */
+  function expectedCommittees(epoch: number, ctx = t.state.epochCtx) {
     const perSlot = ctx.getCommitteeCountPerSlot(epoch);
     return Array.from({length: 8}, (_, s) => epoch * 8 + s).flatMap((slot) =>
       Array.from({length: perSlot}, (_, index) => ({index: String(index), slot: String(slot), validators: Array.from(ctx.getBeaconCommittee(slot, index), String)}))
@@ -134,12 +133,33 @@ describe("committees", () => {
     expect(bySlot.body.data.map((c: {slot: string}) => c.slot)).toEqual(["3", "3"]);
   });
 
-  it("getEpochCommittees: 400 for an epoch the state cannot answer, a slot outside the epoch, malformed numbers", async () => {
+  it("getEpochCommittees answers for every past epoch the state's RANDAO mixes cover, as each epoch's own state computed them", async () => {
+    const later = processSlots(t.state.clone(), 5 * 8 + 3);
+    t.chain.addState(later);
+    const clockSlot = t.chain.slot;
+    t.chain.slot = later.slot;
+    for (const epoch of [0, 1, 2, 3]) {
+      const atEpoch = epoch === 0 ? t.state : processSlots(t.state.clone(), epoch * 8);
+      const res = await request(app).get(`/eth/v1/beacon/states/${later.slot}/committees?epoch=${epoch}`).expect(200);
+      expect(res.body.data).toEqual(expectedCommittees(epoch, atEpoch.epochCtx));
+    }
+    // the next epoch's seed is final; the one after depends on RANDAO reveals still to come
+    expect((await request(app).get(`/eth/v1/beacon/states/${later.slot}/committees?epoch=6`).expect(200)).body.data).toEqual(expectedCommittees(6, later.epochCtx));
+    const far = await request(app).get(`/eth/v1/beacon/states/${later.slot}/committees?epoch=7`).expect(400);
+    expect(far.body.message).toBe("Epoch 7 is out of the range the state's RANDAO mixes cover (epochs 0 to 6 for a state at epoch 5)");
+    t.chain.slot = clockSlot;
+  });
+
+  it("getEpochCommittees: 400 for an epoch past the next, malformed numbers; a slot outside the epoch matches no committee", async () => {
     const far = await request(app).get("/eth/v1/beacon/states/head/committees?epoch=2").expect(400);
-    expect(far.body.message).toBe("Epoch 2 is not the previous, current or next epoch of the state (epoch 0)");
-    expect((await request(app).get("/eth/v1/beacon/states/head/committees?epoch=0&slot=9").expect(400)).body.message).toBe("Slot 9 does not belong in epoch 0");
+    expect(far.body.message).toBe("Epoch 2 is out of the range the state's RANDAO mixes cover (epochs 0 to 1 for a state at epoch 0)");
+    // the spec's `slot` restricts the answer to that slot's committees: outside the epoch there are none (a filter, as `index`)
+    expect((await request(app).get("/eth/v1/beacon/states/head/committees?epoch=0&slot=9").expect(200)).body.data).toEqual([]);
+    expect((await request(app).get("/eth/v1/beacon/states/head/committees?slot=18446744073709551615").expect(200)).body.data).toEqual([]);
+    expect((await request(app).get("/eth/v1/beacon/states/head/committees?index=18446744073709551615").expect(200)).body.data).toEqual([]);
     expect((await request(app).get("/eth/v1/beacon/states/head/committees?epoch=x").expect(400)).body).toEqual({code: 400, message: "Invalid epoch: x"});
     await request(app).get("/eth/v1/beacon/states/head/committees?index=-1").expect(400);
+    await request(app).get("/eth/v1/beacon/states/head/committees?slot=18446744073709551616").expect(400);
   });
 });
 

@@ -7,7 +7,7 @@ import type {AddressInfo} from "node:net";
 import {createApiClient, httpTransport, type ApiClient} from "../../../src/api/client.ts";
 import {ValidatorResponseType} from "../../../src/api/routes/beacon.ts";
 import {createApiHandlers, inProcessTransport, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
-import {writeChunks} from "../../../src/api/server/writeChunks.ts";
+import {bufferLimits, writeChunks} from "../../../src/api/server/writeChunks.ts";
 import {CHUNK_CHARS, coalesce, envelopeChunks, streamedListData, viewJsonChunks} from "../../../src/api/streaming.ts";
 import {createTestContext, type TestContext} from "./testContext.ts";
 
@@ -91,7 +91,54 @@ describe("JSON in pieces is the same JSON", () => {
   });
 });
 
+/** The head part of a raw answer: its headers by lowercase name. */
+function headers(head: string): Map<string, string> {
+  return new Map(head.split("\r\n").slice(1).map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
+}
+
+describe("Content-Length on ordinary answers, chunks only past the buffer limit", () => {
+  const defaultLimit = bufferLimits.maxBufferedBytes;
+  afterAll(() => {
+    bufferLimits.maxBufferedBytes = defaultLimit;
+  });
+
+  it("the limit is 1 MiB", () => {
+    expect(defaultLimit).toBe(1024 * 1024);
+  });
+
+  it("one validator (a listed answer the node produces in pieces) comes whole, with Content-Length, not chunked", async () => {
+    const res = await fetch(`http://127.0.0.1:${server.port}/eth/v1/beacon/states/head/validators?id=1`);
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(res.status).toBe(200);
+    expect(res.headers.get("transfer-encoding")).toBeNull();
+    expect(res.headers.get("content-length")).toBe(String(body.length));
+    expect(JSON.parse(body.toString("utf8")).data.map((v: {index: string}) => v.index)).toEqual(["1"]);
+  });
+
+  it("an answer of exactly the limit is whole; one byte more is chunked", async () => {
+    const answerBytes = Number((await fetch(`http://127.0.0.1:${server.port}/eth/v1/beacon/states/head/validators`)).headers.get("content-length"));
+    bufferLimits.maxBufferedBytes = answerBytes;
+    const atLimit = await rawGet(server.port, "/eth/v1/beacon/states/head/validators");
+    expect(headers(atLimit.head).get("content-length")).toBe(String(answerBytes));
+    bufferLimits.maxBufferedBytes = answerBytes - 1;
+    const overLimit = await rawGet(server.port, "/eth/v1/beacon/states/head/validators");
+    expect(headers(overLimit.head).get("transfer-encoding")).toBe("chunked");
+    expect(Buffer.byteLength(overLimit.chunks.join(""))).toBe(answerBytes);
+    bufferLimits.maxBufferedBytes = defaultLimit;
+  });
+});
+
 describe("streamed answers over HTTP", () => {
+  let defaultLimit: number;
+  /** these answers are small: a low buffer limit makes the server stream them */
+  beforeAll(() => {
+    defaultLimit = bufferLimits.maxBufferedBytes;
+    bufferLimits.maxBufferedBytes = 1024;
+  });
+  afterAll(() => {
+    bufferLimits.maxBufferedBytes = defaultLimit;
+  });
+
   it("getStateValidators arrives in several chunks that join to the unstreamed JSON", async () => {
     const {head, chunks, complete} = await rawGet(server.port, "/eth/v1/beacon/states/head/validators");
     expect(head).toMatch(/^HTTP\/1\.1 200/);
@@ -134,23 +181,44 @@ describe("streamed answers over HTTP", () => {
 });
 
 describe("writeChunks", () => {
-  it("drops the connection (no complete answer) when producing a piece fails after the status was sent", async () => {
-    const failing = function* () {
-      yield '{"data":[' + "1,".repeat(CHUNK_CHARS);
-      throw new Error("state read failed");
-    };
+  /** A server answering every request with writeChunks of `pieces()`. */
+  async function serve(pieces: () => Iterable<string>, run: (port: number) => Promise<void>): Promise<void> {
     const srv = createServer((_req, res) => {
       res.setHeader("Content-Type", "application/json");
-      void writeChunks(res, failing());
+      void writeChunks(res, pieces());
     });
     await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
     try {
-      // the connection is dropped: whatever of the status and the first piece got out, the answer never completes
-      const {chunks, complete} = await rawGet((srv.address() as AddressInfo).port, "/");
-      expect(complete).toBe(false);
-      expect(chunks.length).toBeLessThanOrEqual(1);
+      await run((srv.address() as AddressInfo).port);
     } finally {
       srv.close();
+    }
+  }
+  const failing = function* () {
+    yield '{"data":[' + "1,".repeat(CHUNK_CHARS);
+    throw new Error("state read failed");
+  };
+
+  it("a piece that fails while the answer is still being gathered gives a 500 in the spec's error shape", async () => {
+    await serve(failing, async (port) => {
+      const res = await fetch(`http://127.0.0.1:${port}/`);
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({code: 500, message: "Internal server error"});
+    });
+  });
+
+  it("drops the connection (no complete answer) when producing a piece fails after the status was sent", async () => {
+    const defaultLimit = bufferLimits.maxBufferedBytes;
+    bufferLimits.maxBufferedBytes = 1024;
+    try {
+      await serve(failing, async (port) => {
+        // the connection is dropped: whatever of the status and the first piece got out, the answer never completes
+        const {chunks, complete} = await rawGet(port, "/");
+        expect(complete).toBe(false);
+        expect(chunks.length).toBeLessThanOrEqual(1);
+      });
+    } finally {
+      bufferLimits.maxBufferedBytes = defaultLimit;
     }
   });
 });

@@ -1,4 +1,6 @@
 import {createBeaconConfig, type BeaconConfig} from "@lodestar/config";
+import {EMPTY_BLOBS_BUNDLE} from "../../../src/execution/engine.ts";
+import type {PublishedSidecars} from "../../../src/chain/blobs/published.ts";
 import {ForkName, ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
 import {
   type CachedBeaconStateAllForks,
@@ -22,6 +24,7 @@ import {devChainConfig, type DevFork} from "../../../src/config/chainConfig.ts";
 import {NodeIdentity} from "../../../src/network/identity.ts";
 import {ForkChoice} from "../../../src/forkchoice/index.ts";
 import {ValidatorLiveness} from "../../../src/chain/liveness.ts";
+import {TestLightClient} from "./lightClientDouble.ts";
 import type {OperationPools, PoolEvents} from "../../../src/pools/index.ts";
 import {PoolError} from "../../../src/pools/types.ts";
 
@@ -45,6 +48,7 @@ export class TestChain implements IBeaconChain {
   readonly emitter = new EventEmitter<ChainEvents>();
   /** the real record: tests feed it with record() */
   readonly liveness = new ValidatorLiveness();
+  readonly lightClient = new TestLightClient();
   readonly genesisBlock: fulu.SignedBeaconBlock;
   readonly genesisRoot: Root;
   /** a real fork choice anchored at the genesis block; tests add nodes with onTick/onBlock */
@@ -129,6 +133,14 @@ export class TestChain implements IBeaconChain {
   isCanonical(blockRoot: Root): boolean {
     return rootEq(blockRoot, this.genesisRoot) || this.addedBlocks.has(toHex(blockRoot));
   }
+  /** roots (0x hex) a test marks as imported optimistically */
+  optimisticRoots = new Set<string>();
+  isOptimistic(blockRoot: Root): boolean {
+    return this.optimisticRoots.has(toHex(blockRoot));
+  }
+  isHeadOptimistic(): boolean {
+    return this.isOptimistic(this.getHead().blockRoot);
+  }
   async importBlock(signedBlock: SignedBeaconBlock) {
     if (this.importError) throw this.importError;
     this.imported.push(signedBlock);
@@ -145,10 +157,23 @@ export class TestChain implements IBeaconChain {
     // a payload of its own per slot, kept as the real chain keeps it (to publish the block blinded)
     block.body.executionPayload.blockHash = new Uint8Array(32).fill(args.slot % 256);
     block.body.executionPayload.transactions = [Uint8Array.from([2, args.slot % 256])];
-    return this.producedPayloads.remember({block, fork: ForkName.fulu, executionPayloadValue: 12345n, consensusBlockValue: 7n});
+    return this.producedPayloads.remember({block, fork: ForkName.fulu, executionPayloadValue: 12345n, consensusBlockValue: 7n, blobsBundle: EMPTY_BLOBS_BUNDLE});
   }
   getProducedPayload(blockHash: Uint8Array) {
     return this.producedPayloads.get(blockHash);
+  }
+  getProducedBlobs(blockHash: Uint8Array) {
+    return this.producedPayloads.getBlobs(blockHash);
+  }
+  // the sample chain's blocks commit to no blobs
+  acceptPublishedBlobs(): PublishedSidecars {
+    return {kind: "blobs", sidecars: []};
+  }
+  async getBlobSidecars() {
+    return null;
+  }
+  async getDataColumnSidecars() {
+    return [];
   }
   async produceAttestationData(committeeIndex: number, slot: number): Promise<phase0.AttestationData> {
     return {slot, index: committeeIndex, beaconBlockRoot: this.genesisRoot, source: {epoch: 0, root: new Uint8Array(32)}, target: {epoch: 0, root: this.genesisRoot}};

@@ -142,11 +142,19 @@ describe("block production", () => {
     await request(app).get(`/eth/v3/validator/blocks/1?randao_reveal=${INFINITY}&skip_randao_verification=&builder_boost_factor=18446744073709551615`).expect(200);
   });
 
-  it("produceBlockV2 (the product spec's endpoint) answers version and contents", async () => {
+  it("produceBlockV2 (the product spec's endpoint) answers version, contents, and the values old validator clients read", async () => {
     const res = await request(app).get(`/eth/v2/validator/blocks/1?randao_reveal=${RANDAO}&graffiti=0x01`).expect(200);
-    expect(res.headers["eth-consensus-version"]).toBe("fulu");
-    expect(Object.keys(res.body)).toEqual(["version", "data"]);
+    expect(res.headers).toMatchObject({"eth-consensus-version": "fulu", "eth-execution-payload-value": "12345", "eth-consensus-block-value": "7000000000"});
+    // Lodestar 1.5 (early 2023) reads a top-level `block_value`: the execution payload value in wei, a decimal string
+    expect(res.body).toMatchObject({version: "fulu", block_value: "12345", consensus_block_value: "7000000000"});
+    expect(Object.keys(res.body).sort()).toEqual(["block_value", "consensus_block_value", "data", "version"]);
     expect(res.body.data.block.body.graffiti).toBe("0x01" + "00".repeat(31));
+  });
+
+  it("produceBlockV2 as SSZ carries the values in the v3 headers", async () => {
+    const res = await request(app).get(`/eth/v2/validator/blocks/1?randao_reveal=${RANDAO}`).set("Accept", "application/octet-stream").buffer(true).parse(collectBytes).expect(200);
+    expect(res.headers).toMatchObject({"eth-consensus-version": "fulu", "eth-execution-payload-value": "12345", "eth-consensus-block-value": "7000000000"});
+    expect(ssz.fulu.BlockContents.deserialize(new Uint8Array(res.body)).block.slot).toBe(1);
   });
 });
 

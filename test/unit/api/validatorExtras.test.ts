@@ -3,7 +3,7 @@ import {DOMAIN_APPLICATION_BUILDER} from "@lodestar/params";
 import {computeDomain, computeSigningRoot, interopSecretKey} from "@lodestar/state-transition";
 import {ssz, type bellatrix} from "@lodestar/types";
 import request from "supertest";
-import {createApp} from "../../../src/api/server/index.ts";
+import {createApiHandlers, createApp} from "../../../src/api/server/index.ts";
 import {ValidatorLiveness} from "../../../src/chain/liveness.ts";
 import {createTestContext, type TestContext} from "./testContext.ts";
 
@@ -111,5 +111,23 @@ describe("selections", () => {
       .send([{validator_index: "1", slot: "1", subcommittee_index: "0", selection_proof: "0x" + "00".repeat(96)}])
       .expect(501);
     expect(res.body.code).toBe(501);
+  });
+
+  it.each(["beacon_committee_selections", "sync_committee_selections"])("%s: 501 before the body is read: none, malformed, of the wrong type, or over the body limit", async (name) => {
+    const url = `/eth/v1/validator/${name}`;
+    const small = createApp({bodyLimit: 16}, t.ctx);
+    for (const res of [
+      await request(app).post(url),
+      await request(app).post(url).set("Content-Type", "application/json").send("{not json"),
+      await request(app).post(url).set("Content-Type", "application/octet-stream").send(Buffer.from([1, 2, 3])),
+      await request(small).post(url).send([{validator_index: "1", slot: "1", selection_proof: "0x" + "00".repeat(96)}]),
+    ]) {
+      expect({status: res.status, body: res.body}).toEqual({status: 501, body: {code: 501, message: expect.stringMatching(/^Not implemented/)}});
+    }
+  });
+
+  it("the in-process transport declines the same way, whatever the body", async () => {
+    const wire = await createApiHandlers(t.ctx).submitBeaconCommitteeSelections({params: {}, query: {}, headers: {}, body: new Uint8Array([0xff])});
+    expect(wire.status).toBe(501);
   });
 });

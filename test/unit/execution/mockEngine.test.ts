@@ -12,7 +12,7 @@ describe("mock execution engine", () => {
     const first = await engine.buildPayload("fulu", {blockHash: GENESIS_EXECUTION_BLOCK_HASH, blockNumber: 0, gasLimit: 30_000_000}, attrs);
     expect(first.payload.parentHash).toEqual(GENESIS_EXECUTION_BLOCK_HASH);
     expect(first.payload.blockNumber).toBe(1);
-    expect(await engine.notifyNewPayload("fulu", first.payload)).toBe("VALID");
+    expect(await engine.notifyNewPayload("fulu", first.payload)).toMatchObject({status: "VALID"});
     const second = await engine.buildPayload("fulu", {blockHash: first.payload.blockHash, blockNumber: 1, gasLimit: 30_000_000}, attrs);
     expect(second.payload.parentHash).toEqual(first.payload.blockHash);
     expect(second.payload.blockHash).not.toEqual(first.payload.blockHash);
@@ -20,8 +20,8 @@ describe("mock execution engine", () => {
 
   it("cannot judge a payload it did not build (another client's mock engine, or altered): SYNCING, never VALID", async () => {
     const {payload} = await engine.buildPayload("capella", {blockHash: GENESIS_EXECUTION_BLOCK_HASH, blockNumber: 0, gasLimit: 1}, attrs);
-    expect(await engine.notifyNewPayload("capella", {...payload, gasUsed: 1})).toBe("SYNCING");
-    expect(await engine.notifyNewPayload("capella", {...payload, transactions: [new Uint8Array([1])]})).toBe("SYNCING");
+    expect(await engine.notifyNewPayload("capella", {...payload, gasUsed: 1})).toMatchObject({status: "SYNCING"});
+    expect(await engine.notifyNewPayload("capella", {...payload, transactions: [new Uint8Array([1])]})).toMatchObject({status: "SYNCING"});
   });
 
   it("starts a pre-merge chain from the dev execution genesis", async () => {

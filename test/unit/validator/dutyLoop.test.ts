@@ -52,6 +52,9 @@ class FakeBeaconApi implements ValidatorBeaconApi {
   async getSpec() {
     return chainConfigToJson(this.config) as Record<string, string>;
   }
+  async getForkSchedule() {
+    return this.config.forksAscendingEpochOrder.map((f) => ({previousVersion: f.prevVersion, currentVersion: f.version, epoch: f.epoch}));
+  }
   async getValidators(requested: Uint8Array[]) {
     return requested.map((pubkey) => ({index: indexOfPubkey.get(toHex(pubkey))!, pubkey, status: "active_ongoing"}));
   }
@@ -81,7 +84,7 @@ class FakeBeaconApi implements ValidatorBeaconApi {
     block.slot = slot;
     block.proposerIndex = slot % SLOTS_PER_EPOCH;
     block.body.randaoReveal = randaoReveal;
-    return {block, fork};
+    return {block, fork, blobs: {blobs: [], kzgProofs: []}};
   }
   async publishBlock(signedBlock: SignedBeaconBlock) {
     this.blocks.push(signedBlock);

@@ -99,4 +99,26 @@ describe("SlashingProtection", () => {
     await sp.checkAndInsertBlockProposal(pubkeyA, 20, root(1));
     await sp.checkAndInsertAttestation(pubkeyA, vote(8, 9));
   });
+
+  it("binds its records to one chain: the same genesis validators root again is fine, another is refused", async () => {
+    const gvr = root(7);
+    await sp.bindToChain(gvr);
+    await sp.bindToChain(gvr);
+    await expect(sp.bindToChain(root(8))).rejects.toThrow("another chain");
+    await sp.close();
+    sp = await SlashingProtection.open(dir);
+    expect(await sp.genesisValidatorsRoot()).toBe("0x" + "07".repeat(32));
+  });
+
+  it("keeps an imported watermark across a reopen: nothing at or below it is signed", async () => {
+    await sp.bindToChain(root(7));
+    await sp.importHistory("0x" + "07".repeat(32), [{pubkey: "0x" + Buffer.from(pubkeyA).toString("hex"), blocks: [], attestations: [{source: 5, target: 9, signingRoot: null}]}]);
+    await sp.close();
+    sp = await SlashingProtection.open(dir);
+    await expectRefused(sp.checkAndInsertAttestation(pubkeyA, vote(6, 8)), "old_vote");
+    await expectRefused(sp.checkAndInsertAttestation(pubkeyA, vote(5, 9)), "double_vote");
+    await expectRefused(sp.checkAndInsertAttestation(pubkeyA, vote(4, 10)), "old_vote");
+    await sp.checkAndInsertAttestation(pubkeyA, vote(5, 10));
+    await sp.checkAndInsertAttestation(pubkeyB, vote(6, 8));
+  });
 });

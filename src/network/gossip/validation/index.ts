@@ -10,12 +10,10 @@ import {
 import {PoolAdmissions} from "./outcomes.ts";
 import {createBlobSidecarValidator, createDataColumnSidecarValidator} from "./sidecars.ts";
 import {createContributionValidator, createSyncCommitteeMessageValidator} from "./syncCommittee.ts";
-import {type GossipValidatorDeps, type GossipValidatorFn, ignore} from "./types.ts";
+import {createLightClientFinalityUpdateValidator, createLightClientOptimisticUpdateValidator} from "./lightClient.ts";
+import {type GossipValidatorDeps, type GossipValidatorFn} from "./types.ts";
 
 export type {GossipChain, GossipClock, GossipValidationResult, GossipValidatorDeps, GossipValidatorFn} from "./types.ts";
-
-/** Light client updates are not served by this node: not forwarded, and no fault of the sender. */
-const notServed: GossipValidatorFn = async () => ignore("light client updates are not served by this node");
 
 /**
  * One validator per gossip topic type (p2p-interface.md, phase0 to fulu). Each returns ACCEPT,
@@ -36,7 +34,7 @@ export function createGossipValidators(deps: GossipValidatorDeps): Record<Gossip
     bls_to_execution_change: createBlsToExecutionChangeValidator(deps, admissions),
     blob_sidecar: createBlobSidecarValidator(deps),
     data_column_sidecar: createDataColumnSidecarValidator(deps),
-    light_client_finality_update: notServed,
-    light_client_optimistic_update: notServed,
+    light_client_finality_update: createLightClientFinalityUpdateValidator(deps),
+    light_client_optimistic_update: createLightClientOptimisticUpdateValidator(deps),
   };
 }

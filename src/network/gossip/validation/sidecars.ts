@@ -2,43 +2,45 @@ import {ForkSeq, NUMBER_OF_COLUMNS} from "@lodestar/params";
 import {computeEpochAtSlot, computeStartSlotAtEpoch, getBlockHeaderProposerSignatureSetByHeaderSlot} from "@lodestar/state-transition";
 import {ssz, type BeaconBlock, type deneb, type fulu, type phase0} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
-import {createHash} from "node:crypto";
+import {blobInclusionProofIsValid, blobSidecarsKzgValid, columnInclusionProofIsValid, columnSidecarsKzgValid} from "../../../chain/blobs/sidecars.ts";
 import {verifySignatureSetsBatch} from "../../../bls/verifySets.ts";
 import {subnetCount} from "../topics.ts";
 import {latestCurrentSlot} from "./timing.ts";
-import {type GossipValidationResult, type GossipValidatorDeps, type GossipValidatorFn, ignore, reject} from "./types.ts";
+import {SeenBySlot} from "./seenCache.ts";
+import {type GossipValidationResult, type GossipValidatorDeps, type GossipValidatorFn, accept, ignore, reject} from "./types.ts";
 
 /**
- * blob_sidecar_{subnet_id} (deneb, electra) and data_column_sidecar_{subnet_id} (fulu). Every
- * rule that needs no KZG library is checked: index and subnet, slot range, the header's proposer
- * signature and proposer index, the parent and the finalized ancestry, the inclusion proof. The
- * KZG proofs cannot be verified here (no KZG library, and the dev chain keeps no blobs), so a
- * sidecar that passes everything else is IGNOREd: never forwarded, its sender not penalised.
+ * blob_sidecar_{subnet_id} (deneb, electra) and data_column_sidecar_{subnet_id} (fulu), with
+ * every rule of their p2p specs: index and subnet, slot range, the header's proposer signature
+ * and proposer index, the parent and the finalized ancestry, the inclusion proof, the KZG proofs,
+ * and the first-seen rule. What is accepted waits for its block in the chain's data availability.
  */
 
-const KZG_UNVERIFIED = "sidecar passes every other rule, but its KZG proofs cannot be verified by this node (no KZG library, no blob store)";
+/** Slots of sidecars seen kept at most (the first-seen rule). */
+const MAX_SEEN_SIDECAR_SLOTS = 1024;
 
-/** is_valid_merkle_branch of the phase0 spec; `index` is the subtree index (gindex without its leading bit). */
-export function isValidMerkleBranch(leaf: Uint8Array, branch: Uint8Array[], depth: number, index: number, root: Uint8Array): boolean {
-  if (branch.length !== depth) return false;
-  let value = leaf;
-  for (let i = 0; i < depth; i++) {
-    const hash = createHash("sha256");
-    if (Math.floor(index / 2 ** i) % 2 === 1) hash.update(branch[i]).update(value);
-    else hash.update(value).update(branch[i]);
-    value = hash.digest();
+/** Signed headers whose signature and proposer were checked: a block's many sidecars share one. */
+const MAX_VERIFIED_HEADERS = 256;
+
+class VerifiedHeaders {
+  private readonly roots = new Set<string>();
+
+  key(signedHeader: phase0.SignedBeaconBlockHeader): string {
+    return toRootHex(ssz.phase0.SignedBeaconBlockHeader.hashTreeRoot(signedHeader));
   }
-  return Buffer.from(value).equals(root);
-}
 
-/** get_subtree_index with the depth: the generalized index without its leading bit. */
-function subtreeIndex(gindex: bigint): {index: number; depth: number} {
-  const depth = gindex.toString(2).length - 1;
-  return {index: Number(gindex - (1n << BigInt(depth))), depth};
+  has(key: string): boolean {
+    return this.roots.has(key);
+  }
+
+  add(key: string): void {
+    this.roots.add(key);
+    if (this.roots.size > MAX_VERIFIED_HEADERS) this.roots.delete(this.roots.values().next().value as string);
+  }
 }
 
 /** The rules about the sidecar's signed block header, shared by blob and data column sidecars. */
-async function headerOutcome(deps: GossipValidatorDeps, signedHeader: phase0.SignedBeaconBlockHeader): Promise<GossipValidationResult | null> {
+async function headerOutcome(deps: GossipValidatorDeps, signedHeader: phase0.SignedBeaconBlockHeader, verified: VerifiedHeaders): Promise<GossipValidationResult | null> {
   const {config, chain} = deps;
   const header = signedHeader.message;
   const {slot, proposerIndex} = header;
@@ -46,28 +48,46 @@ async function headerOutcome(deps: GossipValidatorDeps, signedHeader: phase0.Sig
   const finalized = chain.forkChoice.getFinalizedCheckpoint();
   const finalizedSlot = computeStartSlotAtEpoch(finalized.epoch);
   if (slot <= finalizedSlot) return ignore(`sidecar slot ${slot} is not after the finalized slot ${finalizedSlot}`);
+  // the parent's and finalized ancestry are rechecked each time (fork choice moves); the signature
+  // and proposer of a header seen valid need not be
+  const headerKey = verified.key(signedHeader);
+  if (verified.has(headerKey)) return parentOutcome(deps, header, finalized, finalizedSlot);
 
   const {pubkeyCache} = chain.getHeadState().epochCtx;
   if (!pubkeyCache.get(proposerIndex)) return ignore(`proposer ${proposerIndex} is not a known validator`);
   if (!verifySignatureSetsBatch([getBlockHeaderProposerSignatureSetByHeaderSlot(config, signedHeader)], pubkeyCache)) {
     return reject(`invalid proposer signature on the sidecar's block header (proposer ${proposerIndex}, slot ${slot})`);
   }
-  const parentHex = toRootHex(header.parentRoot);
-  const parent = chain.forkChoice.getBlock(parentHex);
-  if (!parent) return ignore(`parent ${parentHex} of the sidecar's block is unknown`, {parentUnknown: true, unknownBlockRoot: parentHex});
-  if (parent.slot >= slot) return reject(`sidecar slot ${slot} is not after its parent's ${parent.slot}`);
-  if (chain.forkChoice.getAncestor(parentHex, finalizedSlot) !== finalized.root) {
-    return reject(`the sidecar's block does not descend from the finalized checkpoint ${finalized.root}`);
-  }
+  const parentRule = parentOutcome(deps, header, finalized, finalizedSlot);
+  if (parentRule) return parentRule;
   const preState = await chain.getBlockPreState({slot, parentRoot: header.parentRoot} as BeaconBlock).catch(() => null);
   if (!preState) return ignore(`no state to compute the proposer of slot ${slot}`);
   const expected = preState.epochCtx.getBeaconProposer(slot);
   if (proposerIndex !== expected) return reject(`proposer ${proposerIndex} is not the proposer of slot ${slot} (${expected})`);
+  verified.add(headerKey);
+  return null;
+}
+
+function parentOutcome(
+  {chain}: GossipValidatorDeps,
+  header: phase0.BeaconBlockHeader,
+  finalized: {root: string},
+  finalizedSlot: number
+): GossipValidationResult | null {
+  const parentHex = toRootHex(header.parentRoot);
+  const parent = chain.forkChoice.getBlock(parentHex);
+  if (!parent) return ignore(`parent ${parentHex} of the sidecar's block is unknown`, {parentUnknown: true, unknownBlockRoot: parentHex});
+  if (parent.slot >= header.slot) return reject(`sidecar slot ${header.slot} is not after its parent's ${parent.slot}`);
+  if (chain.forkChoice.getAncestor(parentHex, finalizedSlot) !== finalized.root) {
+    return reject(`the sidecar's block does not descend from the finalized checkpoint ${finalized.root}`);
+  }
   return null;
 }
 
 export function createBlobSidecarValidator(deps: GossipValidatorDeps): GossipValidatorFn {
-  const {config} = deps;
+  const {config, chain} = deps;
+  const seen = new SeenBySlot(MAX_SEEN_SIDECAR_SLOTS);
+  const verified = new VerifiedHeaders();
   return async (topic, message) => {
     const sidecar = message as deneb.BlobSidecar;
     const header = sidecar.signedBlockHeader.message;
@@ -77,15 +97,16 @@ export function createBlobSidecarValidator(deps: GossipValidatorDeps): GossipVal
     if (sidecar.index >= maxBlobs) return reject(`blob index ${sidecar.index} is not below ${maxBlobs}`);
     const subnet = sidecar.index % subnetCount(config, "blob_sidecar", fork);
     if (subnet !== topic.subnet) return reject(`blob ${sidecar.index} belongs to subnet ${subnet}, not ${topic.subnet}`);
-    const headerRule = await headerOutcome(deps, sidecar.signedBlockHeader);
+    const seenKey = `${header.proposerIndex}/${sidecar.index}`;
+    if (seen.has(header.slot, seenKey)) return ignore(`blob ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
+    const headerRule = await headerOutcome(deps, sidecar.signedBlockHeader, verified);
     if (headerRule) return headerRule;
-    const bodyType = config.getPostDenebForkTypes(header.slot).BeaconBlockBody;
-    const {index, depth} = subtreeIndex(bodyType.getPathInfo(["blobKzgCommitments", sidecar.index]).gindex);
-    const leaf = ssz.deneb.KZGCommitment.hashTreeRoot(sidecar.kzgCommitment);
-    if (!isValidMerkleBranch(leaf, sidecar.kzgCommitmentInclusionProof, depth, index, header.bodyRoot)) {
-      return reject("invalid KZG commitment inclusion proof");
-    }
-    return ignore(KZG_UNVERIFIED);
+    if (!blobInclusionProofIsValid(config, sidecar)) return reject("invalid KZG commitment inclusion proof");
+    if (!blobSidecarsKzgValid([sidecar])) return reject(`invalid KZG proof of blob ${sidecar.index}`);
+    if (!seen.add(header.slot, seenKey)) return ignore(`blob ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
+    seen.prune(computeStartSlotAtEpoch(chain.forkChoice.getFinalizedCheckpoint().epoch));
+    chain.dataAvailability.addBlobSidecars([sidecar]);
+    return accept(`blob ${sidecar.index} of slot ${header.slot}`);
   };
 }
 
@@ -103,7 +124,9 @@ function dataColumnShapeError(deps: GossipValidatorDeps, sidecar: fulu.DataColum
 }
 
 export function createDataColumnSidecarValidator(deps: GossipValidatorDeps): GossipValidatorFn {
-  const {config} = deps;
+  const {config, chain} = deps;
+  const seen = new SeenBySlot(MAX_SEEN_SIDECAR_SLOTS);
+  const verified = new VerifiedHeaders();
   return async (topic, message) => {
     const sidecar = message as fulu.DataColumnSidecar;
     const header = sidecar.signedBlockHeader.message;
@@ -113,14 +136,15 @@ export function createDataColumnSidecarValidator(deps: GossipValidatorDeps): Gos
     if (shapeError) return reject(shapeError);
     const subnet = sidecar.index % config.DATA_COLUMN_SIDECAR_SUBNET_COUNT;
     if (subnet !== topic.subnet) return reject(`column ${sidecar.index} belongs to subnet ${subnet}, not ${topic.subnet}`);
-    const headerRule = await headerOutcome(deps, sidecar.signedBlockHeader);
+    const seenKey = `${header.proposerIndex}/${sidecar.index}`;
+    if (seen.has(header.slot, seenKey)) return ignore(`column ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
+    const headerRule = await headerOutcome(deps, sidecar.signedBlockHeader, verified);
     if (headerRule) return headerRule;
-    const bodyType = config.getPostDenebForkTypes(header.slot).BeaconBlockBody;
-    const {index, depth} = subtreeIndex(bodyType.getPathInfo(["blobKzgCommitments"]).gindex);
-    const leaf = ssz.deneb.BlobKzgCommitments.hashTreeRoot(sidecar.kzgCommitments);
-    if (!isValidMerkleBranch(leaf, sidecar.kzgCommitmentsInclusionProof, depth, index, header.bodyRoot)) {
-      return reject("invalid KZG commitments inclusion proof");
-    }
-    return ignore(KZG_UNVERIFIED);
+    if (!columnInclusionProofIsValid(config, sidecar)) return reject("invalid KZG commitments inclusion proof");
+    if (!columnSidecarsKzgValid([sidecar])) return reject(`invalid KZG cell proofs in column ${sidecar.index}`);
+    if (!seen.add(header.slot, seenKey)) return ignore(`column ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
+    seen.prune(computeStartSlotAtEpoch(chain.forkChoice.getFinalizedCheckpoint().epoch));
+    chain.dataAvailability.addColumnSidecars([sidecar]);
+    return accept(`column ${sidecar.index} of slot ${header.slot}`);
   };
 }

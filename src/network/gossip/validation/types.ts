@@ -2,6 +2,8 @@ import type {BeaconConfig} from "@lodestar/config";
 import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {BeaconBlock, SignedBeaconBlock} from "@lodestar/types";
 import type {ImportedBlock} from "../../../chain/interface.ts";
+import type {DataAvailability} from "../../../chain/blobs/dataAvailability.ts";
+import type {LightClientReader} from "../../../chain/lightClient/server.ts";
 import type {ForkChoice} from "../../../forkchoice/index.ts";
 import type {OperationPools} from "../../../pools/index.ts";
 import type {ParsedTopic} from "../topics.ts";
@@ -42,6 +44,10 @@ export interface GossipChain {
   getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
   /** full verification and import; throws BlockError */
   importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock>;
+  /** where verified sidecars wait for their block */
+  readonly dataAvailability: Pick<DataAvailability, "addBlobSidecars" | "addColumnSidecars">;
+  /** the node's own latest light-client updates (the light-client topics forward only those); absent: not served */
+  readonly lightClient?: Pick<LightClientReader, "getFinalityUpdate" | "getOptimisticUpdate">;
 }
 
 export interface GossipValidatorDeps {

@@ -103,11 +103,19 @@ describe("topics of a fork boundary", () => {
 
   it("are the fork's global topics, every blob subnet, and the chosen subnets", () => {
     expect(names(0, {attestationSubnets: [4, 4, 9], syncCommitteeSubnets: [1]})).toEqual([...global, "beacon_attestation_4", "beacon_attestation_9"]);
-    expect(names(1, {syncCommitteeSubnets: [1]})).toEqual([...global, "sync_committee_contribution_and_proof", "sync_committee_1"]);
-    expect(names(3)).toEqual([...global, "sync_committee_contribution_and_proof", "bls_to_execution_change"]);
+    const lightClient = ["light_client_finality_update", "light_client_optimistic_update"];
+    expect(names(1, {syncCommitteeSubnets: [1]})).toEqual([...global, "sync_committee_contribution_and_proof", ...lightClient, "sync_committee_1"]);
+    expect(names(3)).toEqual([...global, "sync_committee_contribution_and_proof", "bls_to_execution_change", ...lightClient]);
     expect(names(4).filter((n) => n.startsWith("blob_sidecar"))).toHaveLength(6);
     expect(names(5).filter((n) => n.startsWith("blob_sidecar"))).toHaveLength(9);
-    expect(names(6, {dataColumnSubnets: [0, 100]})).toEqual([...global, "sync_committee_contribution_and_proof", "bls_to_execution_change", "data_column_sidecar_0", "data_column_sidecar_100"]);
+    expect(names(6, {dataColumnSubnets: [0, 100]})).toEqual([
+      ...global,
+      "sync_committee_contribution_and_proof",
+      "bls_to_execution_change",
+      ...lightClient,
+      "data_column_sidecar_0",
+      "data_column_sidecar_100",
+    ]);
     expect(() => topicsForBoundary(config, boundary(0), {attestationSubnets: [64]})).toThrow(/out of range/);
   });
 

@@ -97,9 +97,13 @@ describe("req/resp between two libp2p nodes", () => {
         "/eth2/beacon_chain/req/blob_sidecars_by_root/1/ssz_snappy",
         "/eth2/beacon_chain/req/data_column_sidecars_by_range/1/ssz_snappy",
         "/eth2/beacon_chain/req/data_column_sidecars_by_root/1/ssz_snappy",
+        "/eth2/beacon_chain/req/light_client_bootstrap/1/ssz_snappy",
+        "/eth2/beacon_chain/req/light_client_updates_by_range/1/ssz_snappy",
+        "/eth2/beacon_chain/req/light_client_finality_update/1/ssz_snappy",
+        "/eth2/beacon_chain/req/light_client_optimistic_update/1/ssz_snappy",
       ])
     );
-    expect(PROTOCOLS).toHaveLength(15);
+    expect(PROTOCOLS).toHaveLength(19);
     expect(b.getProtocols()).toEqual(expect.arrayContaining(PROTOCOLS.map((p) => p.id)));
   });
 

@@ -11,6 +11,7 @@ import {Clock} from "../../../../../src/clock/clock.ts";
 import {type DevFork, devChainConfig} from "../../../../../src/config/chainConfig.ts";
 import {BeaconDb} from "../../../../../src/db/beaconDb.ts";
 import {MockExecutionEngine} from "../../../../../src/execution/mockEngine.ts";
+import type {BlobsBundle} from "../../../../../src/execution/engine.ts";
 import {createGossipValidators, type GossipValidatorFn} from "../../../../../src/network/gossip/validation/index.ts";
 import {type GossipType, type ParsedTopic, forkDigestHex} from "../../../../../src/network/gossip/topics.ts";
 
@@ -33,6 +34,8 @@ export interface ChainEnv {
   topic(type: GossipType, subnet?: number): ParsedTopic;
   /** a block of the chain's proposer for `slot` on the current head, produced by the chain and signed */
   produceBlock(slot: number): Promise<SignedBeaconBlock>;
+  /** the same, with the blobs its payload carries */
+  produceBlockContents(slot: number): Promise<{block: SignedBeaconBlock; blobsBundle: BlobsBundle}>;
   signBlock(block: BeaconBlock, signer?: number): SignedBeaconBlock;
   headRoot(): Uint8Array;
   attestationData(slot: number): Promise<phase0.AttestationData>;
@@ -41,7 +44,14 @@ export interface ChainEnv {
   close(): Promise<void>;
 }
 
-export async function createChainEnv(genesisFork: DevFork, overrides: Partial<ChainConfig> = {}): Promise<ChainEnv> {
+export interface ChainEnvOptions {
+  /** blobs in each payload the mock engine builds */
+  blobsPerBlock?: number;
+  /** how long an import waits for a block's sidecars */
+  dataAvailabilityWaitMs?: number;
+}
+
+export async function createChainEnv(genesisFork: DevFork, overrides: Partial<ChainConfig> = {}, opts: ChainEnvOptions = {}): Promise<ChainEnv> {
   const dir = mkdtempSync(join(tmpdir(), "bg-gossip-"));
   const chainConfig = createChainForkConfig({
     ...(devChainConfig({secondsPerSlot: SECONDS_PER_SLOT, genesisFork, forkEpochs: {}}) as unknown as ChainConfig),
@@ -53,10 +63,10 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
   const chain = await initChain(
     chainConfig,
     db,
-    new MockExecutionEngine(),
+    new MockExecutionEngine({blobsPerBlock: opts.blobsPerBlock}),
     (t) => new Clock(t, SECONDS_PER_SLOT, SLOTS_PER_EPOCH, () => now),
     {validatorCount: 64, genesisTime: GENESIS_TIME},
-    {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20)}
+    {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20), dataAvailabilityWaitMs: opts.dataAvailabilityWaitMs}
   );
   const config = chain.config;
   const futureBlocks: SignedBeaconBlock[] = [];
@@ -77,6 +87,12 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
     const type = config.getForkTypes(block.slot).BeaconBlock;
     return {message: block, signature: sign(signer, computeSigningRoot(type, block as never, domain))} as SignedBeaconBlock;
   };
+  const produceBlockContents = async (slot: number) => {
+    const proposer = (await chain.getHeadStateAtEpoch(computeEpochAtSlot(slot))).epochCtx.getBeaconProposer(slot);
+    const randao = sign(proposer, computeSigningRoot(ssz.Epoch, computeEpochAtSlot(slot), config.getDomain(slot, DOMAIN_RANDAO)));
+    const {block, blobsBundle} = await chain.produceBlock({slot, randaoReveal: randao});
+    return {block: signBlock(block), blobsBundle};
+  };
   return {
     chain,
     config,
@@ -90,12 +106,8 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
       const boundary = config.getForkBoundaryAtEpoch(computeEpochAtSlot(chain.clock.currentSlot()));
       return {type, subnet, boundary, forkDigest: forkDigestHex(config, boundary)};
     },
-    produceBlock: async (slot) => {
-      const proposer = (await chain.getHeadStateAtEpoch(computeEpochAtSlot(slot))).epochCtx.getBeaconProposer(slot);
-      const randao = sign(proposer, computeSigningRoot(ssz.Epoch, computeEpochAtSlot(slot), config.getDomain(slot, DOMAIN_RANDAO)));
-      const {block} = await chain.produceBlock({slot, randaoReveal: randao});
-      return signBlock(block);
-    },
+    produceBlock: async (slot) => (await produceBlockContents(slot)).block,
+    produceBlockContents,
     signBlock,
     headRoot: () => chain.getHead().blockRoot,
     attestationData: (slot) => chain.produceAttestationData(0, slot),

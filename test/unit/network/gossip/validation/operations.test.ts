@@ -73,8 +73,4 @@ describe("operation gossip validation (fulu, SHARD_COMMITTEE_PERIOD 0)", () => {
     expect(await validate("bls_to_execution_change", blsChange(3))).toMatchObject({result: "ACCEPT"});
     expect(await validate("bls_to_execution_change", blsChange(3))).toMatchObject({result: "IGNORE"});
   });
-
-  it("light client updates are IGNOREd: this node does not serve them", async () => {
-    expect(await validate("light_client_finality_update", {})).toMatchObject({result: "IGNORE"});
-  });
 });

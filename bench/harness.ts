@@ -1,0 +1,124 @@
+// Shared by the REST benchmarks (`bench/api.ts`, `bench/buffering.ts`): a server subprocess that
+// reports its port, the dev chain's clock, and autocannon runs printed as one table.
+import autocannon from "autocannon";
+import {spawn, type ChildProcess} from "node:child_process";
+import {createInterface} from "node:readline";
+
+export const HOST = "127.0.0.1";
+export const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+export interface Target {
+  name: string;
+  /** a function when the path depends on the clock (computed just before the endpoint's run) */
+  path: string | (() => string);
+  method?: "GET" | "POST";
+  body?: string;
+  /** request headers beside the body's Content-Type (an Accept for SSZ, say) */
+  headers?: Record<string, string>;
+}
+
+export interface Measurement {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** non-2xx answers and connection errors */
+  failed: number;
+  /** response bytes per second (headers and bodies) */
+  bytesPerSecond: number;
+}
+
+/** The bare server: one constant JSON answer, no routing, no framework. */
+export const CEILING_SERVER = `
+const http = require("node:http");
+const body = JSON.stringify({data: {version: "ceiling"}});
+const server = http.createServer((req, res) => res.writeHead(200, {"Content-Type": "application/json"}).end(body));
+server.listen(0, "${HOST}", () => console.log(JSON.stringify({msg: "listening", port: server.address().port})));
+`;
+
+/** Starts a process and resolves with the port it reports, from a JSON log line whose `msg` matches. */
+export function startServer(args: string[], readyMsg: string): Promise<{proc: ChildProcess; port: number}> {
+  const proc = spawn(process.execPath, args, {stdio: ["ignore", "pipe", "inherit"]});
+  return new Promise((resolve, reject) => {
+    proc.once("exit", (code) => reject(new Error(`${args.join(" ")} exited (${code}) before listening`)));
+    createInterface({input: proc.stdout!}).on("line", (line) => {
+      try {
+        const entry = JSON.parse(line) as {msg?: string; port?: number};
+        if (entry.msg === readyMsg && typeof entry.port === "number") resolve({proc, port: entry.port});
+      } catch {
+        // not a JSON line
+      }
+    });
+  });
+}
+
+export async function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.once("exit", resolve));
+  proc.kill("SIGTERM");
+  await exited;
+}
+
+export async function getData(base: string, path: string): Promise<any> {
+  const res = await fetch(base + path);
+  if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status}`);
+  return ((await res.json()) as {data: any}).data;
+}
+
+/** The chain's clock, from the node's own genesis and spec. */
+export async function chainClock(base: string): Promise<() => {slot: number; epoch: number}> {
+  const [genesis, spec] = await Promise.all([getData(base, "/eth/v1/beacon/genesis"), getData(base, "/eth/v1/config/spec")]);
+  const genesisTime = Number(genesis.genesis_time);
+  const secondsPerSlot = Number(spec.SECONDS_PER_SLOT);
+  const slotsPerEpoch = Number(spec.SLOTS_PER_EPOCH);
+  return () => {
+    const slot = Math.max(0, Math.floor((Date.now() / 1000 - genesisTime) / secondsPerSlot));
+    return {slot, epoch: Math.floor(slot / slotsPerEpoch)};
+  };
+}
+
+export async function waitForHeadSlot(base: string, minSlot: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      if (Number((await getData(base, "/eth/v1/beacon/headers/head")).header.message.slot) >= minSlot) return;
+    } catch {
+      // not ready yet
+    }
+    if (Date.now() > deadline) throw new Error(`the dev chain did not reach slot ${minSlot}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+export async function measure(base: string, target: Target): Promise<Measurement> {
+  const result = await autocannon({
+    url: base + (typeof target.path === "string" ? target.path : target.path()),
+    method: target.method ?? "GET",
+    body: target.body,
+    headers: {...(target.body ? {"content-type": "application/json"} : {}), ...target.headers},
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+  });
+  return {name: target.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors, bytesPerSecond: result.throughput.average};
+}
+
+/** autocannon's latency histogram counts whole milliseconds */
+export const millis = (ms: number): string => (ms < 1 ? "<1" : ms.toFixed(0));
+
+export function printTable(ceiling: Measurement, rows: Measurement[]): void {
+  const header = ["endpoint", "req/s", "p50 ms", "p99 ms", "MB/s", "of ceiling", "failed"];
+  const lines = [ceiling, ...rows].map((m) => [
+    m.name,
+    m.rps.toFixed(0),
+    millis(m.p50),
+    millis(m.p99),
+    (m.bytesPerSecond / 1e6).toFixed(1),
+    m === ceiling ? "1.00" : (m.rps / ceiling.rps).toFixed(3),
+    String(m.failed),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const row = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  console.log(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
+  console.log(`\n${CONNECTIONS} connections, ${DURATION_S} s per endpoint, loopback ${HOST}; latency in whole ms; "failed": non-2xx answers and errors.`);
+}

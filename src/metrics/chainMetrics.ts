@@ -1,0 +1,74 @@
+import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
+import type {EventEmitter} from "node:events";
+import {Counter, Gauge, type Registry} from "prom-client";
+import type {ChainEvents} from "../chain/interface.ts";
+
+/**
+ * The beacon-metrics standard's interop metrics (specs/beacon-metrics), and the sizes of the
+ * node's caches and pools. Gauges are read from the chain when Prometheus scrapes, so they are
+ * never stale and no import path carries a hook; only reorgs, which leave no trace in the
+ * state, are counted as they happen.
+ */
+
+export interface ChainMetricsSource {
+  emitter: EventEmitter<ChainEvents>;
+  getHead(): {slot: number};
+  /** the head block's post-state */
+  getHeadState(): CachedBeaconStateAllForks;
+  /** states held in memory */
+  cachedStateCount(): number;
+  pools: {
+    attestations: {getAll(): unknown[]};
+    opPool: {
+      getProposerSlashings(): unknown[];
+      getAttesterSlashings(): unknown[];
+      getVoluntaryExits(): unknown[];
+      getBlsToExecutionChanges(): unknown[];
+    };
+  };
+}
+
+/** Registers the chain's metrics; the returned function stops counting reorgs. */
+export function observeChain(registry: Registry, chain: ChainMetricsSource, connectedPeers: () => number): () => void {
+  const registers = [registry];
+  const gauge = (name: string, help: string, read: () => number): Gauge =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(read());
+      },
+    });
+  const head = () => chain.getHeadState();
+
+  gauge("libp2p_peers", "Tracks the total number of libp2p peers", connectedPeers);
+  gauge("beacon_head_slot", "Latest slot of the beacon chain", () => chain.getHead().slot);
+  gauge("beacon_finalized_epoch", "Current finalized epoch", () => head().finalizedCheckpoint.epoch);
+  gauge("beacon_current_justified_epoch", "Current justified epoch", () => head().currentJustifiedCheckpoint.epoch);
+  gauge("beacon_previous_justified_epoch", "Current previously justified epoch", () => head().previousJustifiedCheckpoint.epoch);
+  gauge("beacon_current_active_validators", "Current total active validators", () => head().epochCtx.currentShuffling.activeIndices.length);
+  // eth1_deposit_index: the deposits of the deposit contract processed so far
+  gauge("beacon_processed_deposits_total", "Total number of deposits processed", () => Number(head().eth1DepositIndex));
+  const reorgs = new Counter({name: "beacon_reorgs_total", help: "Total number of chain reorganizations", registers});
+  const onReorg = () => reorgs.inc();
+  chain.emitter.on("chain_reorg", onReorg);
+
+  gauge("beacon_pending_exits", "Number of pending voluntary exits in local operation pool", () => chain.pools.opPool.getVoluntaryExits().length);
+  gauge("beacon_gateway_state_cache_size", "beacon states held in the state cache", () => chain.cachedStateCount());
+  new Gauge({
+    name: "beacon_gateway_op_pool_size",
+    help: "operations waiting in the node's pools, by pool",
+    labelNames: ["pool"],
+    registers,
+    collect() {
+      const {attestations, opPool} = chain.pools;
+      this.set({pool: "attestations"}, attestations.getAll().length);
+      this.set({pool: "proposer_slashings"}, opPool.getProposerSlashings().length);
+      this.set({pool: "attester_slashings"}, opPool.getAttesterSlashings().length);
+      this.set({pool: "voluntary_exits"}, opPool.getVoluntaryExits().length);
+      this.set({pool: "bls_to_execution_changes"}, opPool.getBlsToExecutionChanges().length);
+    },
+  });
+  return () => chain.emitter.off("chain_reorg", onReorg);
+}

@@ -1,0 +1,102 @@
+import {Counter, Gauge, Histogram, Registry, collectDefaultMetrics} from "prom-client";
+import {EventLoopLagMonitor} from "./eventLoopLag.ts";
+
+/**
+ * The node's metrics: one registry and the metric objects the parts observe through. The
+ * composition root creates it with --metrics and hands each part the objects it records to;
+ * parts take them as optional, so tests and other commands run without. Servers (REST, JSON-RPC)
+ * register their own request metrics on `registry` (requests.ts).
+ */
+
+/** How often the event-loop lag is sampled. */
+const LAG_SAMPLE_MS = 500;
+
+/** The steps of a block import, in order (see BeaconChain.importBlockNow). */
+export type ImportStage = "pre_state" | "verify" | "store" | "fork_choice" | "head";
+export type ValidatorDuty = "block_proposal" | "attestation" | "sync_committee_message";
+
+/** What the validator client reports: each duty due is performed (published) or missed. */
+export interface DutyMetrics {
+  performed(duty: ValidatorDuty, count?: number): void;
+  missed(duty: ValidatorDuty, count?: number): void;
+}
+
+export interface NodeMetrics {
+  readonly registry: Registry;
+  readonly blockImport: Histogram<"stage">;
+  /** gossip messages received, by type (the topic's) and validation result (accept, ignore, reject) */
+  readonly gossipReceived: Counter<"type" | "result">;
+  readonly gossipPublished: Counter<"type">;
+  /** req/resp requests, by protocol name, direction (inbound, outbound) and result (outbound: ok or the error code) */
+  readonly reqResp: Counter<"protocol" | "direction" | "result">;
+  readonly duties: DutyMetrics;
+  /** stops the event-loop sampling */
+  close(): void;
+}
+
+export function createNodeMetrics(): NodeMetrics {
+  const registry = new Registry();
+  // process_cpu_seconds_total, process_max_fds (named by the beacon-metrics list), memory, GC, ...
+  collectDefaultMetrics({register: registry});
+  const registers = [registry];
+
+  const lag = new Gauge({name: "beacon_gateway_event_loop_lag_seconds", help: "lateness of the last event-loop lag probe timer", registers});
+  const lagHistogram = new Histogram({
+    name: "beacon_gateway_event_loop_lag_distribution_seconds",
+    help: "lateness of the event-loop lag probe timers",
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers,
+  });
+  const lagMonitor = new EventLoopLagMonitor({
+    intervalMs: LAG_SAMPLE_MS,
+    onSample: (seconds) => {
+      lag.set(seconds);
+      lagHistogram.observe(seconds);
+    },
+  });
+  lagMonitor.start();
+
+  const dutyCounter = new Counter({
+    name: "beacon_gateway_validator_duties_total",
+    help: "validator duties of this process's validators, by duty and result (performed: published; missed: failed or not published)",
+    labelNames: ["duty", "result"],
+    registers,
+  });
+  const count = (result: string) => (duty: ValidatorDuty, n = 1) => {
+    if (n > 0) dutyCounter.inc({duty, result}, n);
+  };
+
+  return {
+    registry,
+    blockImport: new Histogram({
+      name: "beacon_gateway_block_import_seconds",
+      help: "time of each stage of a block import: pre_state (parent state at the block's slot), verify (state transition, signatures, payload), store, fork_choice, head (head and finality update)",
+      labelNames: ["stage"],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    gossipReceived: new Counter({name: "beacon_gateway_gossip_messages_received_total", help: "gossip messages received, by type and validation result", labelNames: ["type", "result"], registers}),
+    gossipPublished: new Counter({name: "beacon_gateway_gossip_messages_published_total", help: "gossip messages this node published, by type", labelNames: ["type"], registers}),
+    reqResp: new Counter({
+      name: "beacon_gateway_reqresp_requests_total",
+      help: "req/resp requests, by protocol, direction (inbound: served; outbound: made) and result",
+      labelNames: ["protocol", "direction", "result"],
+      registers,
+    }),
+    duties: {performed: count("performed"), missed: count("missed")},
+    close: () => lagMonitor.stop(),
+  };
+}
+
+/** Times consecutive stages: each `mark` records the time since the previous one (or the start) under its stage. */
+export function stageTimer(histogram: Histogram<"stage"> | undefined): {mark(stage: ImportStage): void} {
+  if (!histogram) return {mark: () => undefined};
+  let last = performance.now();
+  return {
+    mark(stage) {
+      const now = performance.now();
+      histogram.observe({stage}, (now - last) / 1000);
+      last = now;
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * A reader of the Prometheus text exposition format (version 0.0.4), written from its
+ * description, for tests: `# TYPE name type` lines and samples `name{label="value",...} value`.
+ */
+
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+export interface Exposition {
+  /** metric family name -> type (counter, gauge, histogram, summary, untyped) */
+  types: Map<string, string>;
+  samples: Sample[];
+}
+
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?$/;
+const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?/g;
+
+function parseValue(text: string): number {
+  if (text === "+Inf") return Infinity;
+  if (text === "-Inf") return -Infinity;
+  if (text === "NaN") return NaN;
+  const value = Number(text);
+  if (Number.isNaN(value)) throw new Error(`not a sample value: ${text}`);
+  return value;
+}
+
+export function parseExposition(text: string): Exposition {
+  const types = new Map<string, string>();
+  const samples: Sample[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    if (line.startsWith("#")) {
+      const type = /^# TYPE (\S+) (counter|gauge|histogram|summary|untyped)$/.exec(line);
+      if (type) types.set(type[1], type[2]);
+      continue;
+    }
+    const m = SAMPLE.exec(line);
+    if (!m) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const [, name, value] of (m[2] ?? "").matchAll(LABEL)) labels[name] = value.replace(/\\n/g, "\n").replace(/\\"/g, '"').replace(/\\\\/g, "\\");
+    samples.push({name: m[1], labels, value: parseValue(m[3])});
+  }
+  return {types, samples};
+}
+
+/** The value of the one sample of `name` whose labels include `labels`; undefined when none. */
+export function sampleValue(exposition: Exposition, name: string, labels: Record<string, string> = {}): number | undefined {
+  return exposition.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+}

@@ -1,0 +1,66 @@
+import {describe, expect, it} from "@jest/globals";
+import {EventEmitter} from "node:events";
+import {Registry} from "prom-client";
+import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
+import type {ChainEvents} from "../../../src/chain/interface.ts";
+import {observeChain, type ChainMetricsSource} from "../../../src/metrics/chainMetrics.ts";
+import {parseExposition, sampleValue} from "../../prometheusText.ts";
+
+/** Gauges are read from the chain at scrape time; reorgs are counted as the chain reports them. */
+describe("observeChain", () => {
+  function fakeChain() {
+    const state = {
+      finalizedCheckpoint: {epoch: 3},
+      currentJustifiedCheckpoint: {epoch: 5},
+      previousJustifiedCheckpoint: {epoch: 4},
+      epochCtx: {currentShuffling: {activeIndices: new Uint32Array(10)}},
+      eth1DepositIndex: 12,
+    };
+    const none = () => [];
+    const chain = {
+      emitter: new EventEmitter<ChainEvents>(),
+      head: {slot: 41},
+      getHead() {
+        return this.head;
+      },
+      getHeadState: () => state as unknown as CachedBeaconStateAllForks,
+      cachedStateCount: () => 7,
+      pools: {
+        attestations: {getAll: () => [1, 2, 3]},
+        opPool: {getProposerSlashings: none, getAttesterSlashings: none, getVoluntaryExits: () => [1], getBlsToExecutionChanges: none},
+      },
+    } satisfies ChainMetricsSource & {head: {slot: number}};
+    return chain;
+  }
+  const reorg = {slot: 1, depth: 1, oldHeadBlock: new Uint8Array(32), newHeadBlock: new Uint8Array(32), oldHeadState: new Uint8Array(32), newHeadState: new Uint8Array(32), epoch: 0};
+
+  it("reads the head and its state when scraped, and counts reorgs until stopped", async () => {
+    const registry = new Registry();
+    const chain = fakeChain();
+    const stop = observeChain(registry, chain, () => 2);
+    let e = parseExposition(await registry.metrics());
+    expect(sampleValue(e, "beacon_head_slot")).toBe(41);
+    expect(sampleValue(e, "beacon_finalized_epoch")).toBe(3);
+    expect(sampleValue(e, "beacon_current_justified_epoch")).toBe(5);
+    expect(sampleValue(e, "beacon_previous_justified_epoch")).toBe(4);
+    expect(sampleValue(e, "beacon_current_active_validators")).toBe(10);
+    expect(sampleValue(e, "beacon_processed_deposits_total")).toBe(12);
+    expect(sampleValue(e, "libp2p_peers")).toBe(2);
+    expect(sampleValue(e, "beacon_reorgs_total")).toBe(0);
+    expect(sampleValue(e, "beacon_gateway_state_cache_size")).toBe(7);
+    expect(sampleValue(e, "beacon_gateway_op_pool_size", {pool: "attestations"})).toBe(3);
+    expect(sampleValue(e, "beacon_pending_exits")).toBe(1);
+
+    chain.head = {slot: 42};
+    chain.emitter.emit("chain_reorg", reorg);
+    chain.emitter.emit("chain_reorg", reorg);
+    e = parseExposition(await registry.metrics());
+    expect(sampleValue(e, "beacon_head_slot")).toBe(42);
+    expect(sampleValue(e, "beacon_reorgs_total")).toBe(2);
+
+    stop();
+    chain.emitter.emit("chain_reorg", reorg);
+    expect(sampleValue(parseExposition(await registry.metrics()), "beacon_reorgs_total")).toBe(2);
+    expect(chain.emitter.listenerCount("chain_reorg")).toBe(0);
+  });
+});
