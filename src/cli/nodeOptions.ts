@@ -3,7 +3,7 @@ import type {LogDirective} from "../log.ts";
 import type {NetworkOptions} from "../network/options.ts";
 import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
 import {type ExecutionFields, executionOptions} from "./executionOptions.ts";
-import {HOLESKY_NOT_BUILT_IN, NETWORK_NAMES, type NetworkName, isPublicNetwork, presetOfNetwork} from "../config/networkNames.ts";
+import {NETWORK_NAMES, type NetworkName, isPublicNetwork, presetOfNetwork} from "../config/networkNames.ts";
 import {type CommandSpec, InvalidValue, type OptionContext, flag, option, repeatable} from "./optionTable.ts";
 import {
   devFork,
@@ -187,7 +187,6 @@ validators it drives itself.`,
       parse: (text, ctx) => {
         const network = oneOf(text, NETWORK_NAMES);
         if (network === "dev") return network;
-        if (network === "holesky") throw new InvalidValue(HOLESKY_NOT_BUILT_IN);
         if (!ctx.given("checkpointSyncUrl") && !ctx.given("genesisStateFile")) {
           throw new InvalidValue(
             `${network} needs a starting state: add --checkpoint-sync-url URL (the REST API of a synced beacon node: the node starts from its finalized state), ` +

@@ -10,11 +10,6 @@ export type PublicNetwork = (typeof PUBLIC_NETWORKS)[number];
 export const NETWORK_NAMES = ["dev", ...PUBLIC_NETWORKS, "custom"] as const;
 export type NetworkName = (typeof NETWORK_NAMES)[number];
 
-/** Holesky is deprecated and @lodestar/config no longer ships its configuration. */
-export const HOLESKY_NOT_BUILT_IN =
-  "holesky's configuration is not built in (the library this node takes network configurations from dropped the deprecated testnet): " +
-  "run it as --network custom --config <holesky config.yaml> --genesis-state <holesky genesis.ssz>";
-
 export function isPublicNetwork(name: string): name is PublicNetwork {
   return (PUBLIC_NETWORKS as readonly string[]).includes(name);
 }

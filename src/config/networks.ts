@@ -5,7 +5,8 @@ import {toRootHex} from "@lodestar/utils";
 import {readFileSync} from "node:fs";
 import {readStateBytesHeader} from "../chain/genesis.ts";
 import {parse} from "yaml";
-import {HOLESKY_NOT_BUILT_IN, type PublicNetwork} from "./networkNames.ts";
+import {HOLESKY_GENESIS, holeskyChainConfig} from "./holesky.ts";
+import type {PublicNetwork} from "./networkNames.ts";
 
 /**
  * The chains the node can join besides its dev chain: the public networks (configurations from
@@ -21,9 +22,10 @@ export interface NetworkDefinition {
 
 /** The configuration and genesis validators root of a public network. */
 export function publicNetwork(name: PublicNetwork): NetworkDefinition {
-  if (name === "holesky") throw new Error(HOLESKY_NOT_BUILT_IN);
-  checkPreset(networksChainConfig[name], `--network ${name}`);
-  return {config: createChainForkConfig(networksChainConfig[name]), genesisValidatorsRoot: genesisData[name].genesisValidatorsRoot};
+  const chainConfig = name === "holesky" ? holeskyChainConfig : networksChainConfig[name];
+  checkPreset(chainConfig, `--network ${name}`);
+  const genesisValidatorsRoot = name === "holesky" ? HOLESKY_GENESIS.genesisValidatorsRoot : genesisData[name].genesisValidatorsRoot;
+  return {config: createChainForkConfig(chainConfig), genesisValidatorsRoot};
 }
 
 /** A network from its config.yaml (every value as the specs write it: numbers, 0x hex, the blob schedule). */

@@ -4,6 +4,7 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {presetOfArgs, presetOfConfigText} from "../../../src/config/networkNames.ts";
 import {checkNetworkAnchor, customNetwork, publicNetwork} from "../../../src/config/networks.ts";
+import {HOLESKY_GENESIS, holeskyChainConfig} from "../../../src/config/holesky.ts";
 
 /** The consensus specs' own config files (v1.6.1), in the layout the public testnets publish. */
 const SPEC_CONFIGS = "/work/shared/specs/consensus/configs";
@@ -36,8 +37,15 @@ describe("networks", () => {
     expect(() => customNetwork(broken)).toThrow(/cannot read the network configuration/);
   });
 
-  it("says how to run holesky, whose configuration is not built in", () => {
-    expect(() => publicNetwork("holesky")).toThrow(/--network custom --config/);
+  it("builds holesky in (the library dropped it) on the mainnet preset, with its published values", () => {
+    expect(() => publicNetwork("holesky")).toThrow(/mainnet preset/);
+    // eth-clients/holesky metadata/config.yaml: forks and their versions
+    const forks = ["ALTAIR", "BELLATRIX", "CAPELLA", "DENEB", "ELECTRA", "FULU"] as const;
+    expect(forks.map((f) => holeskyChainConfig[`${f}_FORK_EPOCH`])).toEqual([0, 0, 256, 29696, 115968, 165120]);
+    expect(forks.map((f) => Buffer.from(holeskyChainConfig[`${f}_FORK_VERSION`]).toString("hex"))).toEqual(["02017000", "03017000", "04017000", "05017000", "06017000", "07017000"]);
+    expect(Buffer.from(holeskyChainConfig.GENESIS_FORK_VERSION).toString("hex")).toBe("01017000");
+    expect(holeskyChainConfig.DEPOSIT_CHAIN_ID).toBe(17000);
+    expect(HOLESKY_GENESIS.genesisValidatorsRoot).toBe("0x9143aa7c615a7f7115e2b6aac319c03529df8242ae705fba9df39b79c59fa8b1");
   });
 
   it("finds the preset a network runs before lodestar loads: mainnet for public networks, PRESET_BASE for a custom one", () => {

@@ -1,0 +1,196 @@
+import {readFileSync} from "node:fs";
+import {NodeProcess, chainView, getJson, tempDataDir} from "../e2e/nodeProcess.ts";
+
+/**
+ * The soak: one dev node with every validator, under REST, event-stream and JSON-RPC load,
+ * killed with SIGKILL at seeded random moments and restarted on the same data dir. After each
+ * restart the database must open, every finalized checkpoint seen before must still be there
+ * with the same root, and the chain must go on; over the whole run it must keep finalizing, and
+ * the validators must never have signed a slashable pair (two blocks of one proposer at one slot,
+ * a double or surround vote), as seen from outside in the event stream.
+ */
+
+export interface SoakOptions {
+  /** how long the whole run lasts */
+  durationMs: number;
+  seed: number;
+  secondsPerSlot: number;
+  /** a kill comes this long after the node is back, at the least and at the most */
+  killAfterMs: [number, number];
+  /** a run long enough to finalize must see finality move (a short slice may not) */
+  requireFinality?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface SoakReport {
+  runs: number;
+  kills: number;
+  /** from SIGKILL to the head moving past where it was, the longest */
+  longestRecoveryMs: number;
+  finalizedEpochs: {first: number; last: number};
+  /** RSS of each run, MiB, sampled at the end of the run */
+  rssMiB: number[];
+  requests: {sent: number; failed: number};
+  /** what the event stream showed: attestations and blocks checked for slashable pairs */
+  observed: {votes: number; proposals: number};
+  problems: string[];
+}
+
+/** mulberry32: a small seeded PRNG, so a failing soak can be run again the same way. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What the event stream showed of the validators' signatures, kept across restarts. */
+export class SignatureWatch {
+  private readonly votes = new Map<number, Map<number, {source: number; root: string}>>();
+  private readonly proposals = new Map<number, Map<number, string>>();
+  readonly problems: string[] = [];
+  readonly observed = {votes: 0, proposals: 0};
+
+  vote(validator: number, source: number, target: number, root: string): void {
+    this.observed.votes++;
+    let byTarget = this.votes.get(validator);
+    if (!byTarget) this.votes.set(validator, (byTarget = new Map()));
+    const same = byTarget.get(target);
+    if (same && same.root !== root) this.problems.push(`double vote: validator ${validator}, target ${target}`);
+    for (const [t, v] of byTarget) {
+      if ((v.source < source && target < t) || (source < v.source && t < target)) {
+        this.problems.push(`surround vote: validator ${validator}, ${source}->${target} and ${v.source}->${t}`);
+      }
+    }
+    byTarget.set(target, {source, root});
+  }
+
+  proposal(proposer: number, slot: number, root: string): void {
+    this.observed.proposals++;
+    let bySlot = this.proposals.get(proposer);
+    if (!bySlot) this.proposals.set(proposer, (bySlot = new Map()));
+    const seen = bySlot.get(slot);
+    if (seen && seen !== root) this.problems.push(`double proposal: proposer ${proposer}, slot ${slot}`);
+    bySlot.set(slot, root);
+  }
+}
+
+/** Follows the event stream of one run until `signal` aborts: attestations and blocks. */
+async function followEvents(url: string, watch: SignatureWatch, signal: AbortSignal): Promise<void> {
+  const res = await fetch(`${url}/eth/v1/events?topics=single_attestation,block`, {signal, headers: {accept: "text/event-stream"}});
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, {stream: true});
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const message = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: (.*)$/m.exec(message)?.[1];
+      const data = /^data: (.*)$/m.exec(message)?.[1];
+      if (!event || !data) continue;
+      const json = JSON.parse(data);
+      if (event === "single_attestation") {
+        const d = json.data;
+        watch.vote(Number(json.attester_index), Number(d.source.epoch), Number(d.target.epoch), d.beacon_block_root);
+      } else if (event === "block") {
+        const header = await getJson(url, `/eth/v1/beacon/headers/${json.block}`).catch(() => null);
+        if (header?.status === 200) watch.proposal(Number(header.body.data.header.message.proposer_index), Number(json.slot), json.block);
+      }
+    }
+  }
+}
+
+/** REST and JSON-RPC requests, a few at a time, until `signal` aborts. */
+async function load(url: string, rpcUrl: string, counts: {sent: number; failed: number}, signal: AbortSignal): Promise<void> {
+  const rest = ["/eth/v1/beacon/headers/head", "/eth/v1/beacon/states/head/validators?id=1,2,3", "/eth/v1/beacon/states/head/finality_checkpoints", "/eth/v1/node/syncing"];
+  let i = 0;
+  while (!signal.aborted) {
+    counts.sent++;
+    const call =
+      i % 5 === 4
+        ? fetch(rpcUrl, {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify({jsonrpc: "2.0", id: i, method: "get_v1_beacon_headers_blockId", params: ["head"]}), signal})
+        : fetch(url + rest[i % rest.length], {signal});
+    i++;
+    await call.then((r) => r.arrayBuffer()).catch(() => void (signal.aborted || counts.failed++));
+    await sleep(20);
+  }
+}
+
+export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
+  const random = prng(opts.seed);
+  const log = opts.log ?? (() => undefined);
+  const data = tempDataDir("soak");
+  const args = ["node", "--rest", "--rest-port", "0", "--rpc", "--rpc-port", "0", "--data-dir", data.dir, "--seconds-per-slot", String(opts.secondsPerSlot)];
+  const watch = new SignatureWatch();
+  const report: SoakReport = {runs: 0, kills: 0, longestRecoveryMs: 0, finalizedEpochs: {first: -1, last: -1}, rssMiB: [], requests: {sent: 0, failed: 0}, observed: watch.observed, problems: watch.problems};
+  const finalizedSeen = new Map<number, string>();
+  const end = Date.now() + opts.durationMs;
+  let killedAt: number | null = null;
+  let headBeforeKill = -1;
+
+  try {
+    while (Date.now() < end) {
+      const node = new NodeProcess(args);
+      report.runs++;
+      const url = await node.restUrl(120_000);
+      const rpcLine = await node.waitForLog((l) => l.msg === "JSON-RPC listening", 30_000, "JSON-RPC to listen");
+      const rpcUrl = `http://127.0.0.1:${rpcLine.port}`;
+      // what was finalized before must still be there, with the same root
+      for (const [epoch, root] of finalizedSeen) {
+        const header = await getJson(url, `/eth/v1/beacon/headers/${root}`);
+        if (header.status !== 200) report.problems.push(`finalized checkpoint ${epoch} (${root}) lost after restart ${report.runs - 1}`);
+      }
+      if (killedAt !== null) {
+        while (((await chainView(url).catch(() => null))?.headSlot ?? -1) <= headBeforeKill) {
+          if (Date.now() > killedAt + 180_000) {
+            report.problems.push(`the chain did not move past slot ${headBeforeKill} within 3 minutes of restart ${report.runs - 1}`);
+            break;
+          }
+          await sleep(250);
+        }
+        report.longestRecoveryMs = Math.max(report.longestRecoveryMs, Date.now() - killedAt);
+      }
+      const stop = new AbortController();
+      const watching = followEvents(url, watch, stop.signal).catch(() => undefined);
+      const loading = load(url, rpcUrl, report.requests, stop.signal);
+      const [min, max] = opts.killAfterMs;
+      await sleep(Math.min(min + random() * (max - min), Math.max(0, end - Date.now())));
+      const view = await chainView(url);
+      const finalized = Number(view.finalized.epoch);
+      if (finalized > 0) finalizedSeen.set(finalized, view.finalized.root);
+      if (report.finalizedEpochs.first < 0) report.finalizedEpochs.first = finalized;
+      report.finalizedEpochs.last = finalized;
+      report.rssMiB.push(Math.round(processRssMiB(node.proc.pid) ?? -1));
+      headBeforeKill = view.headSlot;
+      stop.abort();
+      await Promise.all([watching, loading]);
+      killedAt = Date.now();
+      await node.stop("SIGKILL");
+      report.kills++;
+      log(`run ${report.runs}: head ${view.headSlot}, finalized ${finalized}, killed`);
+    }
+    if ((opts.requireFinality ?? true) && report.finalizedEpochs.last <= report.finalizedEpochs.first) report.problems.push(`finality did not move: epoch ${report.finalizedEpochs.first} to ${report.finalizedEpochs.last}`);
+    return report;
+  } finally {
+    data.remove();
+  }
+}
+
+/** The resident set size of a process, from /proc (Linux), in MiB. */
+function processRssMiB(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]);
+    return Number.isFinite(kb) ? kb / 1024 : null;
+  } catch {
+    return null;
+  }
+}
