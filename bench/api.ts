@@ -32,7 +32,9 @@ async function main(): Promise<void> {
     const targets: Target[] = [
       {name: "GET /eth/v1/node/version", path: "/eth/v1/node/version"},
       {name: "GET /eth/v1/beacon/headers/head", path: "/eth/v1/beacon/headers/head"},
+      {name: "GET /eth/v1/beacon/states/head/finality_checkpoints", path: "/eth/v1/beacon/states/head/finality_checkpoints"},
       {name: "GET /eth/v1/validator/attestation_data", path: () => `/eth/v1/validator/attestation_data?slot=${clock().slot}&committee_index=0`},
+      {name: "GET /eth/v1/validator/duties/proposer", path: () => `/eth/v1/validator/duties/proposer/${clock().epoch}`},
       {name: `POST /eth/v1/validator/duties/attester (${VALIDATORS})`, path: () => `/eth/v1/validator/duties/attester/${clock().epoch}`, method: "POST", body: indices},
       {name: "GET /eth/v1/beacon/states/head/validators?id=1", path: "/eth/v1/beacon/states/head/validators?id=1"},
       {name: "GET /eth/v1/beacon/states/head/validators", path: "/eth/v1/beacon/states/head/validators"},

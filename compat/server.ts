@@ -1,9 +1,10 @@
 import jayson from "jayson/promise/index.js";
-import {createServer, type IncomingMessage, type ServerResponse} from "node:http";
+import type {IncomingMessage, ServerResponse} from "node:http";
 import {ApiClientError, bodyText, isRouteMissing, readResponse, type Transport} from "../src/api/client.ts";
 import type {Route} from "../src/api/routes/types.ts";
 import type {WireRequest, WireResponse} from "../src/api/wire.ts";
 import {listen, type ListeningServer} from "../src/api/server/listen.ts";
+import {createLimitedServer, truncateEcho, type ConnectionLimits} from "../src/api/server/limits.ts";
 import {getLogger} from "../src/log.ts";
 import {InvalidParamsError, buildRequest, exactIntegers, scalarText, toLegacyNumbers, type Encoding} from "./adapters.ts";
 import type {ReadRest} from "./fillers.ts";
@@ -31,12 +32,25 @@ export interface CompatOptions {
   upstream?: string;
   /** counts calls and their latency by method and outcome on this registry (the node's, with --metrics) */
   metricsRegistry?: Registry;
+  /** calls in one batch at most (default `DEFAULT_MAX_BATCH`) */
+  maxBatch?: number;
+  /** the work of one request at most, batch or single call: see `callWork` (default `DEFAULT_MAX_WORK`) */
+  maxWork?: number;
 }
 
 export interface CompatServerOptions extends CompatOptions {
   port: number;
   address: string;
+  /** connections, header, request and idle timeouts (defaults: `DEFAULT_CONNECTION_LIMITS`) */
+  limits?: Partial<ConnectionLimits>;
 }
+
+export const DEFAULT_MAX_BATCH = 100;
+export const DEFAULT_MAX_WORK = 4096;
+/** Calls of a batch started together; the event loop is given back between slices so the chain's timers run. */
+const BATCH_SLICE = 16;
+/** Requests longer than this are checked against the limits from a plain parse first. */
+const PLAIN_PRECHECK_CHARS = 256 * 1024;
 
 export type CompatServer = ListeningServer;
 
@@ -199,16 +213,48 @@ export function createJsonRpc(opts: CompatOptions): (requestText: string) => Pro
         metrics.observe(request, reply, (performance.now() - started) / 1000);
         return reply;
       };
+  const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH;
+  const maxWork = opts.maxWork ?? DEFAULT_MAX_WORK;
+  /** The -32600 reply of a request over the limits, checked before any call is made; undefined within them. */
+  const overLimits = (request: unknown): string | undefined => {
+    if (Array.isArray(request) && request.length > maxBatch) {
+      return JSON.stringify({jsonrpc: "2.0", id: null, error: rpcError(-32600, `Invalid Request: a batch of ${request.length} calls (at most ${maxBatch})`)});
+    }
+    const work = (Array.isArray(request) ? request : [request]).reduce((sum: number, r) => sum + callWork(r), 0);
+    if (work <= maxWork) return undefined;
+    const id = isObject(request) && (typeof request.id === "string" || typeof request.id === "number") ? request.id : null;
+    return JSON.stringify({jsonrpc: "2.0", id, error: rpcError(-32600, `Invalid Request: ${work} units of work (at most ${maxWork}: one per call, per item of an array param, per comma-separated value)`)});
+  };
+  const parseError = (e: unknown): string => JSON.stringify({jsonrpc: "2.0", id: null, error: rpcError(-32700, "Parse error", truncateEcho((e as Error).message))});
   return async (requestText) => {
+    // the exact-integer reviver costs seconds on megabytes of input: a large request is first
+    // parsed plainly (much faster) and checked against the limits, and only then read exactly
+    if (requestText.length > PLAIN_PRECHECK_CHARS) {
+      let plain: unknown;
+      try {
+        plain = JSON.parse(requestText);
+      } catch (e) {
+        return parseError(e);
+      }
+      const refused = overLimits(plain);
+      if (refused !== undefined) return refused;
+    }
     let request: unknown;
     try {
       request = JSON.parse(requestText, exactIntegers);
     } catch (e) {
-      return JSON.stringify({jsonrpc: "2.0", id: null, error: rpcError(-32700, "Parse error", (e as Error).message)});
+      return parseError(e);
     }
+    const refused = overLimits(request);
+    if (refused !== undefined) return refused;
     if (Array.isArray(request) && request.length > 0) {
-      const replies = (await Promise.all(request.map(answer))).filter((r) => r !== undefined);
-      return replies.length === 0 ? undefined : JSON.stringify(replies);
+      const replies: unknown[] = [];
+      for (let i = 0; i < request.length; i += BATCH_SLICE) {
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        replies.push(...(await Promise.all(request.slice(i, i + BATCH_SLICE).map(answer))));
+      }
+      const sent = replies.filter((r) => r !== undefined);
+      return sent.length === 0 ? undefined : JSON.stringify(sent);
     }
     const reply = await answer(request);
     return reply === undefined ? undefined : JSON.stringify(reply);
@@ -234,6 +280,28 @@ function callMetrics(registry: Registry) {
       metrics.observe(method, OUTCOMES.of(error === undefined ? "ok" : String(error)), seconds);
     },
   };
+}
+
+/**
+ * What a call costs, counted without doing it: 1, plus one per item of an array param, plus one
+ * per comma-separated value of a string param (ids may come either way). An object param (a
+ * block, say) counts 1: its size is bounded by the body limit.
+ */
+export function callWork(request: unknown): number {
+  if (!isObject(request) || !Array.isArray(request.params)) return 1;
+  let work = 1;
+  for (const param of request.params as unknown[]) {
+    const items = Array.isArray(param) ? param : [param];
+    work += items.length;
+    for (const item of items) if (typeof item === "string") work += countCommas(item);
+  }
+  return work;
+}
+
+function countCommas(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf(","); i >= 0; i = text.indexOf(",", i + 1)) n++;
+  return n;
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
@@ -262,15 +330,23 @@ function invalidRequest(request: unknown): object | undefined {
   return {jsonrpc: "2.0", id, error: rpcError(-32600, `Invalid Request: ${problem}`)};
 }
 
-async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+/** The body as text, or null once it is over BODY_LIMIT (the rest is left unread: the connection is closed). */
+function readBody(req: IncomingMessage): Promise<string | null> {
+  // refused from its Content-Length alone, before any of it is read
+  if (Number(req.headers["content-length"]) > BODY_LIMIT) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= BODY_LIMIT) return void chunks.push(chunk);
+      req.off("data", onData).pause();
+      resolve(null);
+    };
+    req.on("data", onData);
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
 }
 
 function isJson(req: IncomingMessage): boolean {
@@ -290,7 +366,8 @@ async function serve(rpc: (text: string) => Promise<string | undefined>, req: In
   }
   const text = await readBody(req);
   if (text === null) {
-    res.writeHead(413, {"content-type": "text/plain", connection: "close"}).end(`request body over ${BODY_LIMIT} bytes\n`);
+    // the rest of the body is not read: the connection closes after the answer
+    res.writeHead(413, {"content-type": "text/plain", connection: "close"}).end(`request body over ${BODY_LIMIT} bytes\n`, () => req.socket.destroy());
     return;
   }
   const reply = await rpc(text);
@@ -301,13 +378,13 @@ async function serve(rpc: (text: string) => Promise<string | undefined>, req: In
 /** Starts the JSON-RPC server; `port` 0 picks a free port (the one bound is returned). */
 export async function startCompatServer(opts: CompatServerOptions): Promise<CompatServer> {
   const rpc = createJsonRpc(opts);
-  const server = createServer((req, res) => {
+  const server = createLimitedServer((req, res) => {
     serve(rpc, req, res).catch((err) => {
       log.error({err}, "JSON-RPC request failed");
       if (!res.headersSent) res.writeHead(500, {"content-type": "text/plain"});
       res.end();
     });
-  });
+  }, opts.limits);
   const listening = await listen(server, opts.port, opts.address);
   log.info({address: opts.address, port: listening.port, encoding: opts.encoding, upstream: opts.upstream ?? "in-process"}, "JSON-RPC listening");
   return listening;

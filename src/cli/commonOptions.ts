@@ -1,6 +1,6 @@
 import type {LogDirective} from "../log.ts";
 import {type OptionTable, option} from "./optionTable.ts";
-import {graffiti, logDirective, oneOf, port, serverAddress} from "./values.ts";
+import {graffiti, integer, logDirective, oneOf, port, serverAddress} from "./values.ts";
 
 /** Options more than one command takes, each described once. */
 
@@ -30,7 +30,7 @@ export function logOptions(group?: string): OptionTable<LogFields> {
   };
 }
 
-type RpcFields = {rpcPort: number; rpcAddress: string; rpcEncoding: RpcEncoding};
+type RpcFields = {rpcPort: number; rpcAddress: string; rpcEncoding: RpcEncoding; rpcMaxBatch: number};
 
 /** The JSON-RPC listener's options, shared by `node --rpc` and `compat`. */
 export function rpcListenOptions(group?: string): OptionTable<RpcFields> {
@@ -44,6 +44,14 @@ export function rpcListenOptions(group?: string): OptionTable<RpcFields> {
       group,
       help: "JSON-RPC results: integers as exact JSON numbers (legacy) or as REST's decimal strings",
       parse: (text) => oneOf(text, ["legacy", "rest"] as const),
+    }),
+    rpcMaxBatch: option({
+      name: "rpc-max-batch",
+      value: "N",
+      default: "100",
+      group,
+      help: "calls in one JSON-RPC batch at most; a larger batch is refused whole before any call runs",
+      parse: (text) => integer(text, 1, 10000),
     }),
   };
 }

@@ -94,6 +94,7 @@ async function runNode(args: string[]): Promise<number> {
           encoding: opts.rpcEncoding,
           port: opts.rpcPort,
           address: opts.rpcAddress,
+          maxBatch: opts.rpcMaxBatch,
           metricsRegistry: node.metricsRegistry ?? undefined,
         })
         .catch(async (e: unknown) => {
@@ -124,6 +125,7 @@ async function runCompat(args: string[]): Promise<number> {
     encoding: opts.rpcEncoding,
     port: opts.rpcPort,
     address: opts.rpcAddress,
+    maxBatch: opts.rpcMaxBatch,
     upstream: opts.upstream,
   });
   await untilSignal();

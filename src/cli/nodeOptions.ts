@@ -28,6 +28,9 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   restPort: number;
   restAddress: string;
   restAllowOrigin: string | null;
+  restMaxConnections: number;
+  restHeaderTimeout: number;
+  restIdleTimeout: number;
   /** serve Prometheus metrics */
   metrics: boolean;
   metricsAddress: string;
@@ -37,6 +40,7 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   rpcPort: number;
   rpcAddress: string;
   rpcEncoding: RpcEncoding;
+  rpcMaxBatch: number;
   dataDir: string;
   network: NetworkName;
   /** `--config`: the config.yaml of a custom network */
@@ -100,6 +104,30 @@ validators it drives itself.`,
       group: REST,
       help: "value of `Access-Control-Allow-Origin`",
       parse: (text) => text ?? null,
+    }),
+    restMaxConnections: option({
+      name: "rest-max-connections",
+      value: "N",
+      default: "512",
+      group: REST,
+      help: "open REST connections at most (keep it well under the process's file-descriptor limit, `ulimit -n`)",
+      parse: (text) => integer(text, 1, 65536),
+    }),
+    restHeaderTimeout: option({
+      name: "rest-header-timeout",
+      value: "SECONDS",
+      default: "10",
+      group: REST,
+      help: "seconds a client has to send its request headers; a slower (slowloris) client is dropped",
+      parse: (text) => integer(text, 1, 3600),
+    }),
+    restIdleTimeout: option({
+      name: "rest-idle-timeout",
+      value: "SECONDS",
+      default: "5",
+      group: REST,
+      help: "seconds a kept-alive REST connection may sit idle between requests",
+      parse: (text) => integer(text, 1, 3600),
     }),
 
     rpc: flag({name: "rpc", group: RPC, help: "serve the removed JSON-RPC interface (`compat/`) over the REST handlers, in-process"}),

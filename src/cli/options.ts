@@ -20,6 +20,7 @@ export interface CompatCommandOptions {
   rpcPort: number;
   rpcAddress: string;
   rpcEncoding: RpcEncoding;
+  rpcMaxBatch: number;
   logLevel: LogDirective;
   logFormat: "text" | "json";
 }

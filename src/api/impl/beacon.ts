@@ -12,6 +12,7 @@ import type {Handlers} from "../routes/types.ts";
 import {lazyList} from "../streaming.ts";
 import {blindBlock, unblindBlock} from "./blindedBlocks.ts";
 import {type ApiContext, broadcast} from "./context.ts";
+import {answerCacheOf, headKey} from "./answerCache.ts";
 import {useNewerRoute} from "./newerRoute.ts";
 import {blockRootOf, isFinalizedSlot, resolveBlock, resolveState, selectedIndices} from "./resolve.ts";
 import {blobSidecars, blobsOfBlock, maxBlobsAt} from "./sidecars.ts";
@@ -136,14 +137,12 @@ export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {
 
   async getStateFinalityCheckpoints({stateId}, {chain}) {
     const {state, ...meta} = await resolveState(chain, stateId);
-    return {
-      data: {
-        previousJustified: state.previousJustifiedCheckpoint.toValue(),
-        currentJustified: state.currentJustifiedCheckpoint.toValue(),
-        finalized: state.finalizedCheckpoint.toValue(),
-      },
-      meta,
-    };
+    const checkpoints = () => ({
+      previousJustified: state.previousJustifiedCheckpoint.toValue(),
+      currentJustified: state.currentJustifiedCheckpoint.toValue(),
+      finalized: state.finalizedCheckpoint.toValue(),
+    });
+    return {data: stateId === "head" ? await answerCacheOf(chain).ofHeadGet(`finality_checkpoints:${headKey(chain)}`, checkpoints) : checkpoints(), meta};
   },
 
   async getStateValidators({stateId, id, status}, {chain}) {
@@ -169,6 +168,15 @@ export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {
   },
 
   async getBlockHeader({blockId}, {chain}) {
+    if (blockId === "head") {
+      const root = chain.getHead().blockRoot;
+      const data = await answerCacheOf(chain).ofHeadGet(`header:${headKey(chain)}`, async () => {
+        const block = await chain.getBlockByRoot(root);
+        if (!block) throw notFound("Block not found");
+        return headerOf(chain, block, root, true);
+      });
+      return {data, meta: {executionOptimistic: chain.isOptimistic(root), finalized: isFinalizedSlot(chain, data.header.message.slot)}};
+    }
     const {block, root, canonical, executionOptimistic, finalized} = await resolveBlock(chain, blockId);
     return {data: headerOf(chain, block, root, canonical), meta: {executionOptimistic, finalized}};
   },

@@ -2,7 +2,7 @@ import {type CachedBeaconStateAllForks, computeEpochAtSlot, computeStartSlotAtEp
 import type {Root, SignedBeaconBlock, phase0} from "@lodestar/types";
 import {fromHex} from "@lodestar/utils";
 import type {IBeaconChain} from "../../chain/interface.ts";
-import {latestBlockRoot} from "../../duties/index.ts";
+import {cachedLatestBlockRoot} from "./answerCache.ts";
 import type {BlockId, StateId, ValidatorId} from "../codecs.ts";
 import {notFound} from "../errors.ts";
 import {lazyList} from "../streaming.ts";
@@ -54,7 +54,7 @@ async function findState(chain: IBeaconChain, id: StateId): Promise<{state: Cach
       return {state: await checkpointState(chain, chain.getJustifiedCheckpoint()), canonical: true};
     default: {
       const state = await chain.getStateByStateRoot(fromHex(id));
-      return {state, canonical: state !== null && chain.isCanonical(latestBlockRoot(state))};
+      return {state, canonical: state !== null && chain.isCanonical(cachedLatestBlockRoot(state))};
     }
   }
 }
@@ -62,7 +62,7 @@ async function findState(chain: IBeaconChain, id: StateId): Promise<{state: Cach
 export async function resolveState(chain: IBeaconChain, id: StateId): Promise<ResolvedState> {
   const {state, canonical} = await findState(chain, id);
   if (!state) throw notFound("State not found");
-  return {state, executionOptimistic: chain.isOptimistic(latestBlockRoot(state)), finalized: canonical && isFinalizedSlot(chain, state.slot)};
+  return {state, executionOptimistic: chain.isOptimistic(cachedLatestBlockRoot(state)), finalized: canonical && isFinalizedSlot(chain, state.slot)};
 }
 
 async function findBlock(chain: IBeaconChain, id: BlockId): Promise<{block: SignedBeaconBlock | null; root?: Root}> {

@@ -1,7 +1,8 @@
 import {ForkSeq, SYNC_COMMITTEE_SUBNET_COUNT, isForkPostElectra} from "@lodestar/params";
 import {computeEpochAtSlot, computeStartSlotAtEpoch, computeSyncPeriodAtEpoch} from "@lodestar/state-transition";
-import {toHex} from "@lodestar/utils";
+import {toHex, toRootHex} from "@lodestar/utils";
 import {
+  type AttesterDuty,
   attesterDependentRoot,
   attesterDuties,
   proposerDependentRoot,
@@ -18,6 +19,7 @@ import type {ProduceBlockArgs, validatorRoutes} from "../routes/validator.ts";
 import {type ApiContext, assertHeadNotOptimistic, assertNotSyncing, broadcast} from "./context.ts";
 import {assertAttestationFormat, submitEach} from "./pool.ts";
 import {notImplemented} from "./notImplemented.ts";
+import {answerCacheOf, headKey} from "./answerCache.ts";
 import {indicesOf, stateForEpoch} from "./resolve.ts";
 
 /** Handlers of the Validator tag. */
@@ -26,6 +28,8 @@ const log = getLogger("api");
 const WEI_PER_GWEI = 1_000_000_000n;
 /** Selections are exchanged by distributed validator middleware, not by a beacon node. */
 const SELECTIONS_NOT_IMPLEMENTED = "Not implemented: selections are combined by distributed validator middleware, not by the beacon node";
+/** validators whose attester duties are kept per epoch and dependent root (mainnet has a million: not all) */
+const MAX_CACHED_DUTIES_PER_EPOCH = 100_000;
 /** The BLS G2 point at infinity: the only randao reveal allowed with `skip_randao_verification`. */
 const G2_INFINITY = Uint8Array.from({length: 96}, (_, i) => (i === 0 ? 0xc0 : 0));
 
@@ -68,16 +72,29 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     assertNotSyncing(ctx);
     assertAtMostNextEpoch(ctx, epoch);
     const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => headEpoch === epoch);
-    return {data: proposerDuties(state, epoch), meta: {dependentRoot: proposerDependentRoot(state, epoch), executionOptimistic: ctx.chain.isHeadOptimistic()}};
+    const dependentRoot = proposerDependentRoot(state, epoch);
+    const data = await answerCacheOf(ctx.chain).ofDependentRootGet(`proposer_duties:${epoch}:${toRootHex(dependentRoot)}`, () => proposerDuties(state, epoch));
+    return {data, meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()}};
   },
 
   async getAttesterDuties({epoch, validators}, ctx) {
     assertNotSyncing(ctx);
     assertAtMostNextEpoch(ctx, epoch);
     const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1);
+    const dependentRoot = attesterDependentRoot(state, epoch);
+    // the duties of every validator asked about so far in this epoch, by index (null: none)
+    const known = await answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${toRootHex(dependentRoot)}`, () => new Map<number, AttesterDuty | null>());
+    const indices = indicesOf(state, validators);
+    const missing = indices.filter((index) => !known.has(index));
+    const computed = missing.length > 0 ? attesterDuties(state, epoch, missing) : [];
+    if (known.size + missing.length <= MAX_CACHED_DUTIES_PER_EPOCH) {
+      for (const index of missing) known.set(index, null);
+      for (const duty of computed) known.set(duty.validatorIndex, duty);
+    }
+    const fresh = new Map(computed.map((duty) => [duty.validatorIndex, duty]));
     return {
-      data: attesterDuties(state, epoch, indicesOf(state, validators)),
-      meta: {dependentRoot: attesterDependentRoot(state, epoch), executionOptimistic: ctx.chain.isHeadOptimistic()},
+      data: indices.flatMap((index) => known.get(index) ?? fresh.get(index) ?? []),
+      meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()},
     };
   },
 
@@ -114,7 +131,10 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     assertNotSyncing(ctx);
     assertHeadNotOptimistic(ctx);
     assertNotFutureSlot(ctx, slot);
-    return {data: await ctx.chain.produceAttestationData(committeeIndex, slot)};
+    // from electra on the index is always 0: one answer serves every committee of the slot
+    const index = ctx.chain.config.getForkSeq(slot) >= ForkSeq.electra ? 0 : committeeIndex;
+    const key = `attestation_data:${headKey(ctx.chain)}:${slot}:${index}`;
+    return {data: await answerCacheOf(ctx.chain).ofHeadGet(key, () => ctx.chain.produceAttestationData(committeeIndex, slot))};
   },
 
   async getAggregatedAttestationV2({attestationDataRoot, slot, committeeIndex}, {chain, pools}) {

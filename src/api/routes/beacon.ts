@@ -22,6 +22,7 @@ import {
   optional,
   parseFork,
   parseStringList,
+  MAX_POST_IDS,
   parseValidatorId,
   preElectraListData,
   root,
@@ -94,7 +95,7 @@ const validatorsFilterBody = customBody<ValidatorsFilter, {stateId: StateId}>(
     if (typeof json !== "object" || json === null || Array.isArray(json)) throw new Error("expected a JSON object");
     const {ids, statuses} = json as Record<string, unknown>;
     const isStatus = (s: string) => ((VALIDATOR_STATUSES as readonly string[]).includes(s) ? (s as ValidatorStatusFilter) : undefined);
-    return {ids: parseStringList(ids, "ids", parseValidatorId), statuses: parseStringList(statuses, "statuses", isStatus)};
+    return {ids: parseStringList(ids, "ids", parseValidatorId, MAX_POST_IDS), statuses: parseStringList(statuses, "statuses", isStatus, MAX_POST_IDS)};
   },
   (value) => ({ids: value.ids.map(formatValidatorId), statuses: value.statuses})
 );

@@ -12,6 +12,7 @@ import {
   list,
   optional,
   parseStringList,
+  MAX_POST_IDS,
   parseValidatorId,
   sszData,
   stateId,
@@ -59,7 +60,7 @@ export function validatorIdsBody<O>(): BodyDef<ValidatorId[], O> {
   return {
     in: "body",
     optional: true,
-    fromJson: (json) => parseStringList(json, "validator ids", parseValidatorId),
+    fromJson: (json) => parseStringList(json, "validator ids", parseValidatorId, MAX_POST_IDS),
     toJson: (ids) => ids.map(formatValidatorId),
   };
 }

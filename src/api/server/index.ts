@@ -1,5 +1,6 @@
 import express, {type ErrorRequestHandler, type Request, type RequestHandler, type Response} from "express";
-import {createServer} from "node:http";
+import {byteSize, readBody} from "./readBody.ts";
+import {createLimitedServer, truncateEcho, type ConnectionLimits} from "./limits.ts";
 import {listen, type ListeningServer} from "./listen.ts";
 import {getLogger} from "../../log.ts";
 import {handlers, type ApiContext} from "../impl/index.ts";
@@ -26,6 +27,8 @@ export interface RestServerOptions {
   bodyLimit?: number | string;
   /** counts requests and their latency by operationId and status on this registry (--metrics) */
   metricsRegistry?: Registry;
+  /** connections, header, request and idle timeouts (defaults: `DEFAULT_CONNECTION_LIMITS`) */
+  limits?: Partial<ConnectionLimits>;
 }
 
 export type RestServer = ListeningServer;
@@ -79,6 +82,8 @@ function cors(origin: string): RequestHandler {
 const bodyErrors: ErrorRequestHandler = (err, _req, res, _next) => {
   const status = typeof err?.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;
   if (status === 500) log.error({err}, "Error reading request");
+  // the rest of a body too large (or unreadable) is not read: the connection closes after the answer
+  if (status === 413 || status === 400) res.setHeader("Connection", "close");
   send(res, errorResponse(status, {code: status, message: status === 500 ? "Internal server error" : String(err.message)}));
 };
 
@@ -121,16 +126,16 @@ export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLim
   };
   // declined routes answer 501 before the body is read (a large or broken body cannot make it a 413 or 400)
   all.filter(isDeclined).forEach(mount);
-  app.use(express.raw({type: () => true, limit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT}));
+  app.use(readBody(byteSize(opts.bodyLimit ?? DEFAULT_BODY_LIMIT)));
   all.filter((route) => !isDeclined(route)).forEach(mount);
-  app.use((req, res) => send(res, errorResponse(404, {code: 404, message: `Route not found: ${req.method} ${req.path}`})));
+  app.use((req, res) => send(res, errorResponse(404, {code: 404, message: `Route not found: ${req.method} ${truncateEcho(req.path)}`})));
   app.use(bodyErrors);
   return app;
 }
 
 /** Starts the REST server; `port` 0 picks a free port (the one bound is returned). */
 export async function startRestServer(opts: RestServerOptions, ctx: ApiContext): Promise<RestServer> {
-  const server = await listen(createServer(createApp(opts, ctx)), opts.port, opts.address);
+  const server = await listen(createLimitedServer(createApp(opts, ctx), opts.limits), opts.port, opts.address);
   log.info({address: opts.address, port: server.port}, "REST API listening");
   return server;
 }

@@ -7,6 +7,7 @@ import {declinedReason} from "../impl/notImplemented.ts";
 import {eventStreamResponse} from "./eventStream.ts";
 import {requestFormat, responseFormat} from "./negotiation.ts";
 import {isTextBody, parseTextBody} from "./textBody.ts";
+import {truncateEcho} from "./limits.ts";
 
 /**
  * The one generic handler: negotiate, parse every argument with the route's codecs, call the
@@ -84,8 +85,14 @@ function formatResult(route: Route, result: {data?: unknown; meta?: Record<strin
   return {status: 200, headers, body: JSON.stringify(json)};
 }
 
-export function errorResponse(status: number, body: unknown): WireResponse {
-  return {status, headers: {"Content-Type": MEDIA_TYPE.json}, body: JSON.stringify(body)};
+/** An error answer; its message and failure messages are cut to `MAX_ECHOED_CHARS`, as they may echo input. */
+export function errorResponse(status: number, body: {code: number; message: string; failures?: {index: number; message: string}[]}): WireResponse {
+  const bounded = {
+    ...body,
+    message: truncateEcho(body.message),
+    ...(body.failures ? {failures: body.failures.map((f) => ({...f, message: truncateEcho(f.message)}))} : {}),
+  };
+  return {status, headers: {"Content-Type": MEDIA_TYPE.json}, body: JSON.stringify(bounded)};
 }
 
 /** The handler of one route, bound to its implementation and the context. */

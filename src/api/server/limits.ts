@@ -1,0 +1,53 @@
+import {createServer, type RequestListener, type Server} from "node:http";
+
+/**
+ * What one HTTP server (REST or JSON-RPC) lets a client hold: connections, time to send the
+ * headers and the whole request, time a kept-alive connection may sit idle. A slow client
+ * (slowloris) is dropped once the header or request timeout passes.
+ */
+export interface ConnectionLimits {
+  /** open connections at most; more are refused at accept (kept well under the process's file descriptors) */
+  maxConnections: number;
+  /** seconds a client has to send the request headers */
+  headerTimeoutSeconds: number;
+  /** seconds a client has to send the whole request, body included */
+  requestTimeoutSeconds: number;
+  /** seconds a kept-alive connection may sit idle between requests */
+  idleTimeoutSeconds: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxConnections: 512,
+  headerTimeoutSeconds: 10,
+  requestTimeoutSeconds: 30,
+  idleTimeoutSeconds: 5,
+};
+
+/** The longest value echoed back in an error message; longer input is cut with "…". */
+export const MAX_ECHOED_CHARS = 256;
+
+/** `text`, cut to at most `max` characters (a client's input echoed in an error must not echo megabytes). */
+export function truncateEcho(text: string, max = MAX_ECHOED_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+/** An HTTP server that enforces the limits. */
+export function createLimitedServer(handler: RequestListener, limits: Partial<ConnectionLimits> = {}): Server {
+  // a limit left undefined keeps its default
+  const given = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
+  const l: ConnectionLimits = {...DEFAULT_CONNECTION_LIMITS, ...given};
+  const headersTimeout = l.headerTimeoutSeconds * 1000;
+  const server = createServer(
+    {
+      headersTimeout,
+      // Node requires requestTimeout >= headersTimeout (when both are set)
+      requestTimeout: Math.max(headersTimeout, l.requestTimeoutSeconds * 1000),
+      keepAliveTimeout: l.idleTimeoutSeconds * 1000,
+      // how often the timeouts above are checked (Node's default, 30 s, would let a slow client stay that long)
+      connectionsCheckingInterval: Math.min(1000, headersTimeout),
+    },
+    handler,
+  );
+  server.maxConnections = l.maxConnections;
+  return server;
+}
