@@ -1,5 +1,5 @@
 import {spawn, type ChildProcess} from "node:child_process";
-import {mkdtempSync, rmSync} from "node:fs";
+import {appendFileSync, mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -40,7 +40,10 @@ export class NodeProcess {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let buffer = "";
+    // E2E_LOG_DIR keeps every node's log lines in a file of its own, to read after a failed run
+    const logFile = process.env.E2E_LOG_DIR ? join(process.env.E2E_LOG_DIR, `node-${this.proc.pid}.log`) : null;
     this.proc.stdout!.on("data", (chunk: Buffer) => {
+      if (logFile) appendFileSync(logFile, chunk);
       buffer += chunk.toString();
       let nl: number;
       while ((nl = buffer.indexOf("\n")) >= 0) {
