@@ -4,6 +4,7 @@ import {routes} from "../src/api/routes/index.ts";
 import type {Route} from "../src/api/routes/types.ts";
 import {legacyMethods} from "../compat/methods.ts";
 import {NodeProcess, tempDataDir} from "../test/e2e/nodeProcess.ts";
+import {prng} from "./seededRandom.ts";
 
 /**
  * `npm run fuzz`: a seeded stream of bad requests against a real dev node process, to every
@@ -30,18 +31,6 @@ export interface FuzzReport {
   rssStartMb: number;
   rssMaxGrowthMb: number;
   seconds: number;
-}
-
-/** mulberry32: small, seedable, good enough to pick inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface FuzzRequest {

@@ -16,6 +16,7 @@ import {
   serializePayload,
 } from "./engineJson.ts";
 import {GENESIS_EXECUTION_BLOCK_HASH, MockExecutionEngine} from "./mockEngine.ts";
+import {CONSENSUS_CAPABILITIES} from "./engineMethods.ts";
 
 /**
  * The dev chain's mock engine behind the Engine API's methods, as `beacon-gateway mock-engine`
@@ -72,22 +73,7 @@ const GET_PAYLOAD_FORK: Record<number, ForkName> = {
   5: "fulu" as ForkName,
 };
 
-export const MOCK_ENGINE_METHODS = [
-  "engine_newPayloadV1",
-  "engine_newPayloadV2",
-  "engine_newPayloadV3",
-  "engine_newPayloadV4",
-  "engine_forkchoiceUpdatedV1",
-  "engine_forkchoiceUpdatedV2",
-  "engine_forkchoiceUpdatedV3",
-  "engine_getPayloadV1",
-  "engine_getPayloadV2",
-  "engine_getPayloadV3",
-  "engine_getPayloadV4",
-  "engine_getPayloadV5",
-  "engine_getBlobsV1",
-  "engine_getBlobsV2",
-];
+export const MOCK_ENGINE_METHODS: readonly string[] = CONSENSUS_CAPABILITIES;
 
 export class MockEngineRpc {
   private readonly engine: MockExecutionEngine;

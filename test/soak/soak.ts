@@ -1,5 +1,6 @@
 import {readFileSync} from "node:fs";
 import {NodeProcess, chainView, getJson, tempDataDir} from "../e2e/nodeProcess.ts";
+import {prng} from "../../bench/seededRandom.ts";
 
 /**
  * The soak: one dev node with every validator, under REST, event-stream and JSON-RPC load,
@@ -34,18 +35,6 @@ export interface SoakReport {
   /** what the event stream showed: attestations and blocks checked for slashable pairs */
   observed: {votes: number; proposals: number};
   problems: string[];
-}
-
-/** mulberry32: a small seeded PRNG, so a failing soak can be run again the same way. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
