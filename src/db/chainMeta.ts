@@ -60,6 +60,8 @@ export class ChainMetaRepository {
   readonly graffiti: MetaField<Uint8Array>;
   /** network, preset and fork schedule the data dir belongs to (see chainFingerprint.ts) */
   readonly chainFingerprint: MetaField<string>;
+  /** the highest data column custody group count the node has advertised (fulu: it never goes down, restarts included) */
+  readonly custodyGroupCount: MetaField<number>;
 
   constructor(db: LevelDb) {
     this.genesisTime = new MetaField(db, "genesisTime", ssz.UintNum64);
@@ -70,5 +72,6 @@ export class ChainMetaRepository {
     this.headRoot = new MetaField(db, "headRoot", ssz.Root);
     this.graffiti = new MetaField(db, "graffiti", ssz.Bytes32);
     this.chainFingerprint = new MetaField(db, "chainFingerprint", utf8Codec);
+    this.custodyGroupCount = new MetaField(db, "custodyGroupCount", ssz.UintNum64);
   }
 }

@@ -1,5 +1,5 @@
 import type {BeaconConfig} from "@lodestar/config";
-import {SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
+import {SLOTS_PER_EPOCH, SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
 import {computeEpochAtSlot, type CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {SignedBeaconBlock} from "@lodestar/types";
 import {TopicValidatorResult, type GossipsubMessage} from "@libp2p/gossipsub";
@@ -51,6 +51,8 @@ export class GossipRouter {
   private subscribed = new Set<string>();
   /** topics are joined between start and stop only (gossipsub refuses before it starts) */
   private running = false;
+  /** false while the node is far behind the head: see `shouldJoinGossip` */
+  private joined = true;
   private inFlight = 0;
   private readonly onMessage = (e: CustomEvent<GossipsubMessage>) => void this.validate(e.detail);
 
@@ -84,12 +86,25 @@ export class GossipRouter {
     this.updateSubscriptions();
   }
 
+  /** Joins every topic (a synced node) or none (a node far behind the head). */
+  setJoined(joined: boolean): void {
+    if (joined === this.joined) return;
+    this.joined = joined;
+    log.info({joined}, joined ? "joined gossip: the head is near" : "left gossip until the node has synced");
+    this.updateSubscriptions();
+  }
+
+  isJoined(): boolean {
+    return this.joined;
+  }
+
   /** Joins and leaves topics as fork boundaries come and go (call at each epoch). */
   updateSubscriptions(): void {
     if (!this.running) return;
     const {config, gossipsub} = this.deps;
     const wanted = new Set<string>();
-    for (const boundary of activeBoundariesAt(config, this.deps.currentEpoch())) {
+    const boundaries = this.joined ? activeBoundariesAt(config, this.deps.currentEpoch()) : [];
+    for (const boundary of boundaries) {
       const topics = topicsForBoundary(config, boundary, {
         attestationSubnets: this.attestationSubnets,
         syncCommitteeSubnets: this.syncCommitteeSubnets,
@@ -205,3 +220,17 @@ function slotOf(message: OutgoingGossip): number | null {
   }
 }
 
+
+/**
+ * Whether the node takes part in gossip. A node far behind the head would IGNORE what its mesh
+ * peers deliver (unknown parents, old slots), and gossipsub's mesh-delivery scores would then
+ * push those peers down until it stops listening to them. So, as Lighthouse and Lodestar do, the
+ * node joins the topics once synced (range sync idle, head within an epoch of the clock) and
+ * leaves only when it falls more than two epochs behind, so a few empty slots on the network do
+ * not make every node leave.
+ */
+export function shouldJoinGossip(joined: boolean, slotsBehind: number, rangeSyncing: boolean): boolean {
+  if (slotsBehind > 2 * SLOTS_PER_EPOCH) return false;
+  if (slotsBehind <= SLOTS_PER_EPOCH && !rangeSyncing) return true;
+  return joined;
+}

@@ -16,7 +16,7 @@ import {SidecarSync} from "../sync/sidecarSync.ts";
 import {createGossipValidators} from "./gossip/validation/index.ts";
 import {createGossipDataTransform, createMsgIdFn, fastMsgIdFn} from "./gossip/encoding.ts";
 import {gossipsubOptions} from "./gossip/scoringParams.ts";
-import {GossipRouter} from "./gossipRouter.ts";
+import {GossipRouter, shouldJoinGossip} from "./gossipRouter.ts";
 import type {NodeIdentity} from "./identity.ts";
 import {createBeaconLibp2p} from "./libp2p.ts";
 import {PeerManager} from "./peers/peerManager.ts";
@@ -177,14 +177,17 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   let custodyGroupCount = 0;
   const setCustody = (count: number) => {
     if (count <= custodyGroupCount) return; // custody only grows: peers may rely on what was advertised
+    const raised = custodyGroupCount > 0;
     custodyGroupCount = count;
+    // fulu validator.md: the highest count SHOULD persist across restarts
+    if (raised) void chain.db.chainMeta.custodyGroupCount.put(count).catch((e: Error) => log.warn({err: e.message}, "could not store the custody group count"));
     const sampledColumns = samplingColumns(config, nodeIdNumber, count);
     identity.setCustodyGroupCount(count);
     chain.dataAvailability.setSamplingColumns(sampledColumns);
     gossip.setDataColumnSubnets([...new Set(sampledColumns.map((c) => c % config.DATA_COLUMN_SIDECAR_SUBNET_COUNT))]);
     if (count > config.CUSTODY_REQUIREMENT) log.info({custodyGroupCount: count, columns: sampledColumns.length}, "data column custody set");
   };
-  setCustody(ourCustodyGroupCount(config, opts.subscribeAllSubnets));
+  setCustody(Math.max(ourCustodyGroupCount(config, opts.subscribeAllSubnets), (await chain.db.chainMeta.custodyGroupCount.get()) ?? 0));
   const attachedValidators = new Set<number>();
   const updateValidatorCustody = () => {
     if (attachedValidators.size === 0) return;
@@ -201,6 +204,12 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     gossip.setSubnets(attnets, syncnets);
     identity.setSubnets({attnets: enrAttnets, syncnets: enrSyncnets});
   });
+
+  const updateGossipJoined = (joined: boolean): void =>
+    gossip.setJoined(shouldJoinGossip(joined, chain.currentSlot() - chain.getHead().slot, rangeSync.isSyncing()));
+  // a node restarted far behind the head joins gossip once range sync has brought it there
+  updateGossipJoined(false);
+  rangeSync.on("done", () => updateGossipJoined(gossip.isJoined()));
 
   await libp2p.start();
   await reqResp.start();
@@ -237,6 +246,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
 
   const onSlot = (slot: number) => {
     subnets.onSlot(slot);
+    updateGossipJoined(gossip.isJoined());
     if (slot % SLOTS_PER_EPOCH === 0) {
       updateValidatorCustody(); // effective balances move at epoch boundaries
       gossip.updateSubscriptions();

@@ -24,6 +24,8 @@ function nodeArgs(dir: string, extra: string[]): string[] {
     "--listen-address", "127.0.0.1",
     "--tcp-port", "0",
     "--no-discovery",
+    // a blob in every payload from deneb on: blob sidecars, then data columns, cross the network
+    "--dev-blobs-per-block", "1",
     ...FORK_SCHEDULE,
     ...extra,
   ];
@@ -60,7 +62,8 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
     "three validating nodes finalize together; a late node syncs and follows; a killed node comes back",
     async () => {
       const genesisTime = Math.floor(Date.now() / 1000) + 25;
-      const a = start(nodeArgs(dirs[0].dir, ["--genesis-time", String(genesisTime), "--validators", "64", "--dev-validators", "0..21"]));
+      // the first node is a supernode: it keeps every data column, so later nodes can sync them from it
+      const a = start(nodeArgs(dirs[0].dir, ["--genesis-time", String(genesisTime), "--validators", "64", "--dev-validators", "0..21", "--subscribe-all-subnets"]));
       const urlA = await a.restUrl();
       const addressA = await p2pAddress(urlA);
 
@@ -119,6 +122,23 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       const headBlock = (await getJson(urlA, "/eth/v2/beacon/blocks/head")).body.data.message;
       expect(Number(headBlock.body.execution_payload.block_number)).toBeGreaterThan(10);
       expect((await getJson(urlA, "/eth/v1/node/identity")).body.data.metadata.custody_group_count).toBeDefined();
+      // every node has the blob of a deneb block, whoever proposed it, and the supernode the blob of a fulu block
+      const denebSlot = firstSlotOfFork.get("deneb")!;
+      const blobOf = async (url: string, blockId: string | number) => {
+        const {status, body} = await getJson(url, `/eth/v1/beacon/blobs/${blockId}`);
+        return status === 200 ? (body.data as string[]) : null;
+      };
+      const denebBlobs = await Promise.all([urlA, urlB, urlC].map((url) => blobOf(url, denebSlot)));
+      expect(denebBlobs[0]).toHaveLength(1);
+      expect(new Set(denebBlobs.map((blobs) => blobs?.[0])).size).toBe(1);
+      const fuluSlot = firstSlotOfFork.get("fulu")!;
+      expect(await blobOf(urlA, fuluSlot)).toHaveLength(1);
+      // the others keep the columns they sample (at least SAMPLES_PER_SLOT of them), not all 128
+      const columnsOf = async (url: string, blockId: string | number) =>
+        ((await getJson(url, `/eth/v1/debug/beacon/data_column_sidecars/${blockId}`)).body.data as Array<{index: string}>).map((c) => Number(c.index));
+      expect((await columnsOf(urlA, fuluSlot)).length).toBe(128);
+      for (const url of [urlB, urlC]) expect((await columnsOf(url, fuluSlot)).length).toBeGreaterThanOrEqual(8);
+
       const target = Math.min(...finalized.map((v) => Number(v.finalized.epoch)));
       await waitFor("the same finalized checkpoint everywhere", 60_000, async () => {
         const views = await Promise.all([urlA, urlB, urlC].map(chainView));
@@ -137,6 +157,9 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       const syncedAt = (await chainView(urlLate)).headSlot;
       await waitFor("the late node to follow gossip", 60_000, async () => ((await chainView(urlLate)).headSlot >= syncedAt + 3 ? true : null));
       expect((await getJson(urlLate, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
+      // range sync brought the sidecars too: the deneb blob, and the fulu columns it samples
+      expect(await blobOf(urlLate, denebSlot)).toEqual(denebBlobs[0]);
+      expect((await columnsOf(urlLate, fuluSlot)).length).toBeGreaterThanOrEqual(8);
 
       // a node started from the first node's finalized state over its REST API
       const cp = start(nodeArgs(dirs[4].dir, ["--checkpoint-sync-url", urlA, "--direct-peer", addressA, "--dev-validators", "none"]));
@@ -151,10 +174,16 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       expect((await getJson(urlCp, "/eth/v1/beacon/headers/1")).status).toBe(404);
 
       // a validating node killed outright comes back, resyncs, and the chain keeps finalizing with it
+      const custodyOf = async (url: string) => Number((await getJson(url, "/eth/v1/node/identity")).body.data.metadata.custody_group_count);
+      // its validators raised its custody above the minimum (fulu validator.md)
+      const custodyBefore = await custodyOf(urlB);
+      expect(custodyBefore).toBeGreaterThan(4);
       await b.stop("SIGKILL");
       const finalizedBefore = Number((await chainView(urlA)).finalized.epoch);
       b = start(bArgs);
       const urlB2 = await b.restUrl();
+      // the highest custody group count persists across restarts: it is there as soon as the node answers
+      expect(await custodyOf(urlB2)).toBe(custodyBefore);
       await waitFor("the restarted node to rejoin the head", 120_000, async () => {
         const [ours, theirs] = await Promise.all([chainView(urlB2), chainView(urlA)]);
         return ours.headSlot >= theirs.headSlot - 1 ? true : null;

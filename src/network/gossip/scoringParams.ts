@@ -83,6 +83,13 @@ const MAX_POSITIVE_SCORE =
     TOPIC_WEIGHTS.voluntary_exit +
     TOPIC_WEIGHTS.proposer_slashing +
     TOPIC_WEIGHTS.attester_slashing);
+/**
+ * Peers on the loopback interface are processes on this machine (a devnet, or an operator's own
+ * nodes side by side), not a Sybil crowd behind one public address: the colocation penalty would
+ * give every one of them a negative score once there are more than three, and gossipsub keeps no
+ * mesh with peers below zero.
+ */
+const LOOPBACK_ADDRESSES = new Set(["127.0.0.1", "::1"]);
 /** A counter decayed below this counts as zero. */
 const DECAY_TO_ZERO = 0.01;
 const BEHAVIOUR_PENALTY_THRESHOLD = 6;
@@ -174,6 +181,7 @@ export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerSco
     appSpecificWeight: 1,
     IPColocationFactorWeight: -topicScoreCap,
     IPColocationFactorThreshold: 3,
+    IPColocationFactorWhitelist: LOOPBACK_ADDRESSES,
     behaviourPenaltyWeight: GOSSIP_SCORE_THRESHOLDS.gossipThreshold / (target * target),
     behaviourPenaltyThreshold: BEHAVIOUR_PENALTY_THRESHOLD,
     behaviourPenaltyDecay,

@@ -83,6 +83,17 @@ function parentOutcome(
   }
   return null;
 }
+/**
+ * A sidecar whose block's parent is not known yet is IGNOREd (not forwarded), but kept for its
+ * block when its proofs hold (the spec lets a client queue it): its header's signature is already
+ * checked, and at import it is used only if its header is that of the imported block, which
+ * import validates in full. Without this, a node one block behind (its parent still waiting for
+ * data) drops the next block's sidecars too, waits for them, and stays behind block after block.
+ */
+function parkForBlock(outcome: GossipValidationResult, proofsValid: () => boolean, keep: () => void): GossipValidationResult {
+  if (proofsValid()) keep();
+  return outcome;
+}
 
 export function createBlobSidecarValidator(deps: GossipValidatorDeps): GossipValidatorFn {
   const {config, chain} = deps;
@@ -100,6 +111,7 @@ export function createBlobSidecarValidator(deps: GossipValidatorDeps): GossipVal
     const seenKey = `${header.proposerIndex}/${sidecar.index}`;
     if (seen.has(header.slot, seenKey)) return ignore(`blob ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
     const headerRule = await headerOutcome(deps, sidecar.signedBlockHeader, verified);
+    if (headerRule?.parentUnknown) return parkForBlock(headerRule, () => blobInclusionProofIsValid(config, sidecar) && blobSidecarsKzgValid([sidecar]), () => chain.dataAvailability.addBlobSidecars([sidecar]));
     if (headerRule) return headerRule;
     if (!blobInclusionProofIsValid(config, sidecar)) return reject("invalid KZG commitment inclusion proof");
     if (!blobSidecarsKzgValid([sidecar])) return reject(`invalid KZG proof of blob ${sidecar.index}`);
@@ -139,6 +151,7 @@ export function createDataColumnSidecarValidator(deps: GossipValidatorDeps): Gos
     const seenKey = `${header.proposerIndex}/${sidecar.index}`;
     if (seen.has(header.slot, seenKey)) return ignore(`column ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
     const headerRule = await headerOutcome(deps, sidecar.signedBlockHeader, verified);
+    if (headerRule?.parentUnknown) return parkForBlock(headerRule, () => columnInclusionProofIsValid(config, sidecar) && columnSidecarsKzgValid([sidecar]), () => chain.dataAvailability.addColumnSidecars([sidecar]));
     if (headerRule) return headerRule;
     if (!columnInclusionProofIsValid(config, sidecar)) return reject("invalid KZG commitments inclusion proof");
     if (!columnSidecarsKzgValid([sidecar])) return reject(`invalid KZG cell proofs in column ${sidecar.index}`);

@@ -97,4 +97,20 @@ describe("peer score parameters", () => {
     expect(after[5]).toBeGreaterThan(GOSSIP_SCORE_THRESHOLDS.gossipThreshold);
     expect(after[6]).toBeLessThan(GOSSIP_SCORE_THRESHOLDS.gossipThreshold);
   });
+
+  it("penalize a fourth peer behind one public address, but not peers on this machine's loopback", () => {
+    const score = new PeerScore(createPeerScoreParams(young), null, silentLogger(), {scoreCacheValidityMs: 0});
+    const peers = ["a", "b", "c", "d"];
+    for (const peer of peers) {
+      score.addPeer(peer);
+      score.addIP(peer, "203.0.113.7");
+    }
+    // P6: the square of the peers beyond the threshold (3) on one address, weighted by -topicScoreCap (53.75)
+    expect(score.score("a")).toBeCloseTo(-53.75, 6);
+    for (const peer of ["e", "f", "g", "h", "i"]) {
+      score.addPeer(peer);
+      score.addIP(peer, "127.0.0.1");
+    }
+    expect(score.score("e")).toBe(0);
+  });
 });

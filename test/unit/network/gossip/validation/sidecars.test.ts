@@ -96,6 +96,22 @@ describe("data_column_sidecar gossip validation (fulu)", () => {
     env.setTime(2, 100);
   });
 
+  it("keeps a column whose block's parent is unknown for that block when its proofs hold, and not otherwise", async () => {
+    const orphanOf = (index: number) => {
+      const orphan = column(index);
+      orphan.signedBlockHeader = resign(env, {...orphan.signedBlockHeader.message, parentRoot: new Uint8Array(32).fill(0xbb)});
+      return orphan;
+    };
+    const rootOf = (s: fulu.DataColumnSidecar) => "0x" + Buffer.from(ssz.phase0.BeaconBlockHeader.hashTreeRoot(s.signedBlockHeader.message)).toString("hex");
+    const good = orphanOf(21);
+    expect(await validate(good)).toMatchObject({result: "IGNORE", parentUnknown: true});
+    expect(env.chain.dataAvailability.hasColumnSidecar(rootOf(good), 21)).toBe(true);
+    const badProofs = orphanOf(22);
+    badProofs.kzgProofs = [badProofs.kzgProofs[1], badProofs.kzgProofs[0]];
+    expect(await validate(badProofs)).toMatchObject({result: "IGNORE", parentUnknown: true});
+    expect(env.chain.dataAvailability.hasColumnSidecar(rootOf(badProofs), 22)).toBe(false);
+  });
+
   it("imports the block once the columns it samples are accepted, and stores them with it", async () => {
     env.chain.dataAvailability.setSamplingColumns([5, 10, 30]);
     await expect(env.chain.importBlock(block)).rejects.toMatchObject({code: "DATA_UNAVAILABLE", message: expect.stringMatching(/data column sidecars 30 of block/)});
