@@ -1,6 +1,8 @@
 import type {BeaconConfig} from "@lodestar/config";
 import {computeEpochAtSlot, computeStartSlotAtEpoch} from "@lodestar/state-transition";
 import {multiaddr} from "@multiformats/multiaddr";
+import type {SignedBeaconBlock} from "@lodestar/types";
+import {toRootHex} from "@lodestar/utils";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import type {BeaconChain} from "../chain/beaconChain.ts";
 import type {NetworkContext, NetworkPeer} from "../api/impl/context.ts";
@@ -14,6 +16,7 @@ import {blobSidecarsByRange, blobSidecarsByRoot, dataColumnSidecarsByRange, data
 import {lightClientBootstrap, lightClientFinalityUpdate, lightClientOptimisticUpdate, lightClientUpdatesByRange} from "./lightClientProvider.ts";
 import {SidecarSync} from "../sync/sidecarSync.ts";
 import {createGossipValidators} from "./gossip/validation/index.ts";
+import {blockErrorOutcome} from "./gossip/validation/outcomes.ts";
 import {createGossipDataTransform, createMsgIdFn, fastMsgIdFn} from "./gossip/encoding.ts";
 import {gossipsubOptions} from "./gossip/scoringParams.ts";
 import {GossipRouter, shouldJoinGossip} from "./gossipRouter.ts";
@@ -158,11 +161,19 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     report: (peer, action, reason) => peerManager.report(peer, action, reason),
   });
 
+  /** A gossip block, forwarded already, imported now; a sender of a block the import finds invalid is scored down. */
+  const importGossipBlock = (block: SignedBeaconBlock, from: string): void => {
+    chain.importBlock(block).catch((e: Error) => {
+      const outcome = blockErrorOutcome(e, toRootHex(block.message.parentRoot));
+      log.debug({slot: block.message.slot, from, result: outcome.result, reason: outcome.reason}, "gossip block not imported");
+      if (outcome.result === "REJECT") peerManager.report(from, "low", `gossip block: ${outcome.reason}`);
+    });
+  };
   const gossip = new GossipRouter({
     gossipsub: libp2p.services.gossipsub,
     config,
     currentEpoch,
-    validators: createGossipValidators({config, chain, pools: deps.pools, clock: chain.clock}),
+    validators: createGossipValidators({config, chain, pools: deps.pools, clock: chain.clock, importBlock: importGossipBlock}),
     stateAtEpoch: (epoch) => chain.getHeadStateAtEpoch(epoch),
     onParentUnknown: (block, from) => unknownBlockSync.onUnknownParent(block, from),
     // gossipsub scores a REJECT on its own; the node's score counts it too, so a peer that keeps

@@ -3,7 +3,6 @@ import {computeEpochAtSlot, computeStartSlotAtEpoch, getBlockProposerSignatureSe
 import type {SignedBeaconBlock, bellatrix, deneb} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {verifySignatureSetsBatch} from "../../../bls/verifySets.ts";
-import {blockErrorOutcome} from "./outcomes.ts";
 import {SeenBySlot} from "./seenCache.ts";
 import {latestCurrentSlot} from "./timing.ts";
 import {type GossipValidatorDeps, type GossipValidatorFn, accept, ignore, reject} from "./types.ts";
@@ -13,9 +12,10 @@ const MAX_SEEN_PROPOSER_SLOTS = 1024;
 
 /**
  * beacon_block (phase0 p2p-interface.md, with the bellatrix payload timestamp and the deneb,
- * electra and fulu blob commitment limits). The gossip-only rules are checked here; the block's
- * validity (proposer index, every signature, payload, state transition, state root) is decided
- * by importing it: ACCEPT once imported.
+ * electra and fulu blob commitment limits). A block that passes the gossip rules is ACCEPTed,
+ * and so forwarded, before it is imported, as the spec's rules intend: the rest of its validity
+ * (every other signature, the payload, the state transition, its data) is decided by the import
+ * that follows, which reports the sender of a block it finds invalid.
  */
 export function createBlockValidator(deps: GossipValidatorDeps): GossipValidatorFn {
   const {config, chain} = deps;
@@ -70,11 +70,12 @@ export function createBlockValidator(deps: GossipValidatorDeps): GossipValidator
       }
     }
 
-    try {
-      const imported = await chain.importBlock(signed);
-      return accept(`imported block ${blockRootHex} at slot ${imported.slot}`);
-    } catch (e) {
-      return blockErrorOutcome(e, parentHex);
-    }
+    const preState = await chain.getBlockPreState(block).catch(() => null);
+    if (!preState) return ignore(`no state to compute the proposer of slot ${slot}`);
+    const expected = preState.epochCtx.getBeaconProposer(slot);
+    if (proposerIndex !== expected) return reject(`proposer ${proposerIndex} is not the proposer of slot ${slot} (${expected})`);
+
+    deps.importBlock(signed, from);
+    return accept(`block ${blockRootHex} at slot ${slot}`);
   };
 }

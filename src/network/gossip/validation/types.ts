@@ -1,7 +1,6 @@
 import type {BeaconConfig} from "@lodestar/config";
 import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {BeaconBlock, SignedBeaconBlock} from "@lodestar/types";
-import type {ImportedBlock} from "../../../chain/interface.ts";
 import type {DataAvailability} from "../../../chain/blobs/dataAvailability.ts";
 import type {LightClientReader} from "../../../chain/lightClient/server.ts";
 import type {ForkChoice} from "../../../forkchoice/index.ts";
@@ -42,8 +41,6 @@ export interface GossipChain {
   getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
   /** the parent's post-state advanced to the block's slot; only `slot` and `parentRoot` are read */
   getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
-  /** full verification and import; throws BlockError */
-  importBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock>;
   /** where verified sidecars wait for their block */
   readonly dataAvailability: Pick<DataAvailability, "addBlobSidecars" | "addColumnSidecars">;
   /** the node's own latest light-client updates (the light-client topics forward only those); absent: not served */
@@ -57,6 +54,11 @@ export interface GossipValidatorDeps {
   clock: GossipClock;
   /** a block for a slot that has not started (IGNOREd): the caller may queue it for that slot */
   onFutureBlock?: (block: SignedBeaconBlock, from: string) => void;
+  /**
+   * A block that passed every gossip rule: it is ACCEPTed (forwarded) at once, and imported here
+   * in the background (its state transition and its data may take a while).
+   */
+  importBlock: (block: SignedBeaconBlock, from: string) => void;
   /** waits `ms`; a timer unless given (tests pass one that moves their clock) */
   sleep?: (ms: number) => Promise<void>;
 }

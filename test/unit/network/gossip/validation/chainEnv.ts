@@ -28,6 +28,8 @@ export interface ChainEnv {
   validators: Record<GossipType, GossipValidatorFn>;
   /** blocks the block validator handed to onFutureBlock */
   futureBlocks: SignedBeaconBlock[];
+  /** the background import of the last block ACCEPTed: the imported block, or the error it was refused with */
+  lastGossipImport(): Promise<unknown> | undefined;
   /** total milliseconds the validators waited through `sleep` */
   slept: {ms: number};
   setTime(slot: number, msIntoSlot?: number): void;
@@ -70,12 +72,15 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
   );
   const config = chain.config;
   const futureBlocks: SignedBeaconBlock[] = [];
+  const gossipImports: Array<Promise<unknown>> = [];
   const validators = createGossipValidators({
     config,
     chain,
     pools: chain.pools,
     clock: chain.clock,
     onFutureBlock: (block) => futureBlocks.push(block),
+    // the outcome (imported or refused) is awaited by the test that cares
+    importBlock: (block) => void gossipImports.push(chain.importBlock(block).catch((e: unknown) => e)),
     sleep: async (ms) => {
       now += ms;
       slept.ms += ms;
@@ -98,6 +103,7 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
     config,
     validators,
     futureBlocks,
+    lastGossipImport: () => gossipImports[gossipImports.length - 1],
     slept,
     setTime: (slot, msIntoSlot = 0) => {
       now = (GENESIS_TIME + slot * SECONDS_PER_SLOT) * 1000 + msIntoSlot;
