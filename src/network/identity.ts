@@ -63,6 +63,9 @@ export interface EnrAddresses {
   udp?: number;
   tcp6?: number;
   udp6?: number;
+  /** libp2p QUIC UDP port (the key Lighthouse and Prysm advertise) */
+  quic?: number;
+  quic6?: number;
 }
 
 /** The secp256k1 private key (32 raw bytes) kept in `dir`, made on first use. The file is readable by its owner only. */
@@ -120,7 +123,7 @@ function portBytes(name: string, port: number): Uint8Array {
 
 const bytesEqual = (a: Uint8Array | undefined, b: Uint8Array): boolean => a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 
-const ADDRESS_KEYS = ["ip", "ip6", "tcp", "udp", "tcp6", "udp6"] as const;
+const ADDRESS_KEYS = ["ip", "ip6", "tcp", "udp", "tcp6", "udp6", "quic", "quic6"] as const;
 
 export class NodeIdentity implements NetworkIdentity {
   readonly peerId: string;
@@ -218,7 +221,7 @@ export class NodeIdentity implements NetworkIdentity {
       ip: addresses.ip === undefined ? undefined : ipBytes(addresses.ip, 4),
       ip6: addresses.ip6 === undefined ? undefined : ipBytes(addresses.ip6, 6),
     };
-    for (const key of ["tcp", "udp", "tcp6", "udp6"] as const) {
+    for (const key of ["tcp", "udp", "tcp6", "udp6", "quic", "quic6"] as const) {
       const port = addresses[key];
       wanted[key] = port === undefined ? undefined : portBytes(key, port);
     }
@@ -228,7 +231,7 @@ export class NodeIdentity implements NetworkIdentity {
   /** The ENR's current addresses. */
   addresses(): EnrAddresses {
     const r = this.record;
-    const all: EnrAddresses = {ip: r.ip, ip6: r.ip6, tcp: r.tcp, udp: r.udp, tcp6: r.tcp6, udp6: r.udp6};
+    const all: EnrAddresses = {ip: r.ip, ip6: r.ip6, tcp: r.tcp, udp: r.udp, tcp6: r.tcp6, udp6: r.udp6, quic: r.quic, quic6: r.quic6};
     return Object.fromEntries(ADDRESS_KEYS.filter((k) => all[k] !== undefined).map((k) => [k, all[k]])) as EnrAddresses;
   }
 

@@ -65,6 +65,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     privateKey: deps.privateKey,
     listenAddress: opts.listenAddress,
     tcpPort: opts.tcpPort,
+    quicPort: opts.quic ? opts.quicPort : null,
     maxConnections: opts.maxPeers + 5,
     gossip: {
       // topic scores for every scheduled fork boundary, so topics keep their scores across forks
@@ -232,7 +233,8 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   const tcpPort = Number(libp2p.getMultiaddrs()[0]?.getComponents().find((c) => c.name === "tcp")?.value ?? opts.tcpPort);
   // the ENR advertises where others reach us: --enr-address, else a specific listen address
   const enrIp = opts.enrAddress ?? (opts.listenAddress !== "0.0.0.0" && opts.listenAddress !== "::" ? opts.listenAddress : undefined);
-  identity.setAddresses(enrIp ? {ip: enrIp, tcp: tcpPort, udp: opts.discovery ? opts.udpPort : undefined} : {});
+  const quicPort = libp2p.getMultiaddrs().map((a) => a.getComponents()).find((c) => c.some((x) => x.name === "quic-v1"))?.find((c) => c.name === "udp")?.value;
+  identity.setAddresses(enrIp ? {ip: enrIp, tcp: tcpPort, udp: opts.discovery ? opts.udpPort : undefined, quic: quicPort === undefined ? undefined : Number(quicPort)} : {});
   const discovery = opts.discovery
     ? new Discovery({
         identity,

@@ -10,9 +10,12 @@ import {privateKeyFromRaw} from "@libp2p/crypto/keys";
 import {multiaddr} from "@multiformats/multiaddr";
 import {createLibp2p} from "libp2p";
 import {VERSION} from "../version.ts";
+import {getLogger} from "../log.ts";
+
+const log = getLogger("network");
 
 /**
- * The libp2p host of the consensus p2p spec: TCP, noise, yamux (current peers) and mplex
+ * The libp2p host of the consensus p2p spec: TCP (and QUIC where it loads), noise, yamux (current peers) and mplex
  * (older peers such as Lodestar 1.x speak only mplex), identify, ping and gossipsub 1.1 with
  * the spec's StrictNoSign policy. The peer id comes from the node's secp256k1 key.
  */
@@ -41,6 +44,8 @@ export interface Libp2pOptions {
   listenAddress: string;
   /** 0: any free port */
   tcpPort: number;
+  /** UDP port of QUIC (0: any free port); null: TCP only */
+  quicPort: number | null;
   maxConnections: number;
   /** gossipsub options (message id, scoring, parameters), from the gossip module */
   gossip: Partial<GossipsubOpts>;
@@ -48,7 +53,29 @@ export interface Libp2pOptions {
   isBanned(peerId: PeerId): boolean;
 }
 
+type QuicModule = typeof import("@chainsafe/libp2p-quic");
+let quicModule: Promise<QuicModule | null> | null = null;
+
+/**
+ * The QUIC transport, if its native binding loads here: @chainsafe/libp2p-quic ships one per
+ * platform as an optional dependency, and the registry this project installs from has only
+ * linux-x64's. Elsewhere the node runs on TCP alone and says so once.
+ */
+export function loadQuic(): Promise<QuicModule | null> {
+  quicModule ??= import("@chainsafe/libp2p-quic").then(
+    (m) => m,
+    (e: Error) => {
+      log.info({err: e.message}, "QUIC is not available on this platform: TCP only");
+      return null;
+    }
+  );
+  return quicModule;
+}
+
 export async function createBeaconLibp2p(opts: Libp2pOptions): Promise<BeaconLibp2p> {
+  const quicTransport = opts.quicPort === null ? null : await loadQuic();
+  const listen = [multiaddr(`/ip4/${opts.listenAddress}/tcp/${opts.tcpPort}`).toString()];
+  if (quicTransport && opts.quicPort !== null) listen.push(multiaddr(`/ip4/${opts.listenAddress}/udp/${opts.quicPort}/quic-v1`).toString());
   const gater: ConnectionGater = {
     denyDialPeer: (peerId) => opts.isBanned(peerId),
     denyInboundEncryptedConnection: (peerId) => opts.isBanned(peerId),
@@ -58,8 +85,9 @@ export async function createBeaconLibp2p(opts: Libp2pOptions): Promise<BeaconLib
   };
   const node = await createLibp2p({
     privateKey: privateKeyFromRaw(opts.privateKey),
-    addresses: {listen: [multiaddr(`/ip4/${opts.listenAddress}/tcp/${opts.tcpPort}`).toString()]},
-    transports: [tcp()],
+    addresses: {listen},
+    // QUIC brings its own encryption (TLS 1.3) and stream multiplexing
+    transports: quicTransport ? [tcp(), quicTransport.quic()] : [tcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux(), mplex({disconnectThreshold: MPLEX_NEW_STREAMS_PER_SECOND})],
     connectionGater: gater,

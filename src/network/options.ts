@@ -6,6 +6,10 @@ export interface NetworkOptions {
   tcpPort: number;
   /** discv5 UDP port */
   udpPort: number;
+  /** libp2p QUIC UDP port; 0 for any free port */
+  quicPort: number;
+  /** whether libp2p also listens and dials on QUIC (where its binding loads) */
+  quic: boolean;
   /** IPv4 address advertised in the ENR (by default a specific listen address, else none) */
   enrAddress: string | undefined;
   /** discv5 bootnodes, as `enr:` text */

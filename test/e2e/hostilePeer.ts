@@ -115,6 +115,7 @@ export async function createHostilePeer(config: BeaconConfig, currentEpoch: () =
     privateKey: key.raw,
     listenAddress: "127.0.0.1",
     tcpPort: 0,
+    quicPort: null,
     maxConnections: 10,
     // no dataTransform: what we publish is what goes on the wire
     gossip: {...gossipsubMeshParams(config), msgIdFn: createMsgIdFn(config), asyncValidation: false},

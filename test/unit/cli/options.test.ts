@@ -105,6 +105,14 @@ describe("node options", () => {
     expect(node(["--udp-port", "9300"])).toMatchObject({tcpPort: 9000, udpPort: 9300});
   });
 
+  it("puts QUIC on the TCP port + 1 (Lighthouse's default) unless --quic-port is given; --no-quic turns it off", () => {
+    expect(node([])).toMatchObject({quic: true, quicPort: 9001});
+    expect(node(["--tcp-port", "9100"]).quicPort).toBe(9101);
+    expect(node(["--tcp-port", "0"]).quicPort).toBe(0);
+    expect(node(["--quic-port", "9500"]).quicPort).toBe(9500);
+    expect(node(["--no-quic"]).quic).toBe(false);
+  });
+
   it("takes --max-peers from --target-peers unless given, and never below it", () => {
     expect(node(["--target-peers", "20"]).maxPeers).toBe(22);
     expect(node(["--target-peers", "10"]).maxPeers).toBe(11);

@@ -152,6 +152,15 @@ describe("ENR addresses", () => {
     expect([record.ip6, record.udp]).toEqual([undefined, undefined]);
   });
 
+  it("carries the QUIC port under `quic`, as a big-endian port like tcp and udp", () => {
+    const identity = new NodeIdentity(key, forks);
+    identity.setAddresses({ip: "10.0.0.1", tcp: 9000, udp: 9000, quic: 9001});
+    const record = decode(identity);
+    expect(record.quic).toBe(9001);
+    expect(toHex(record.kvs.get("quic")!)).toBe("0x2329");
+    expect(identity.addresses()).toEqual({ip: "10.0.0.1", tcp: 9000, udp: 9000, quic: 9001});
+  });
+
   it("refuses what is not a reachable address or a port", () => {
     const identity = new NodeIdentity(key, forks);
     expect(() => identity.setAddresses({ip: "0.0.0.0"})).toThrow("not an IPv4 address other nodes can reach");

@@ -28,6 +28,7 @@ beforeAll(async () => {
     privateKey: key.raw,
     listenAddress: "127.0.0.1",
     tcpPort: 0,
+    quicPort: null,
     maxConnections: 10,
     gossip: {},
     isBanned: () => false,

@@ -62,6 +62,7 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
     privateKey: (await generateKeyPair("secp256k1")).raw,
     listenAddress: "127.0.0.1",
     tcpPort: 0,
+    quicPort: null,
     maxConnections: 10,
     gossip: {},
     isBanned: (id) => scores.isBanned(id.toString()),
