@@ -18,6 +18,7 @@ import {failpoint} from "../failpoints.ts";
 import {getLogger} from "../log.ts";
 import {OperationPools} from "../pools/index.ts";
 import {Archiver} from "./archiver.ts";
+import {SidecarRetention} from "./blobs/retention.ts";
 import {DataAvailability} from "./blobs/dataAvailability.ts";
 import {type PublishedSidecars, sidecarsOfPublishedBlock} from "./blobs/published.ts";
 import {BlockError, type ChainEvents, type HeadInfo, type IBeaconChain, type ImportedBlock, type ProduceBlockArgs, type ProducedBlock} from "./interface.ts";
@@ -47,6 +48,8 @@ export interface ChainOptions {
   maxCachedStates?: number;
   /** how long a block waits for its blobs or columns before peers are asked (default: a slot, at most 4 s) */
   dataAvailabilityWaitMs?: number;
+  /** delete sidecars of finalized blocks past their retention window (default: true) */
+  pruneSidecars?: boolean;
   /** with --metrics: the time of each stage of a block import */
   blockImportTimes?: NodeMetrics["blockImport"];
 }
@@ -71,6 +74,7 @@ export class BeaconChain implements IBeaconChain {
   private readonly producedPayloads = new ProducedPayloads();
   private readonly engineVerdicts: EngineVerdicts;
   private readonly archiver: Archiver;
+  private readonly sidecarRetention: SidecarRetention | null;
   private head: ProtoBlock;
   private anchorSlot: number;
   /** the finalized epoch whose archiving has been done */
@@ -115,6 +119,7 @@ export class BeaconChain implements IBeaconChain {
     this.finalizedEpoch = this.forkChoice.getFinalizedCheckpoint().epoch;
     this.stateCache.setPinned([anchorRoot]);
     this.archiver = new Archiver(config, db, () => this.getHeadState().epochCtx.pubkeyCache);
+    this.sidecarRetention = opts.pruneSidecars === false ? null : new SidecarRetention(config, db);
     this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs});
     this.pools = new OperationPools({
       config,
@@ -143,6 +148,7 @@ export class BeaconChain implements IBeaconChain {
   async close(): Promise<void> {
     this.clock.off("slot", this.onSlotListener);
     await this.importQueue;
+    await this.sidecarRetention?.whenIdle();
     await this.lightClient.close();
   }
 
@@ -428,6 +434,7 @@ export class BeaconChain implements IBeaconChain {
     if (finalizedState) {
       this.pools.opPool.pruneFinalized(finalizedState);
       await this.archiver.onFinalized(checkpoint, finalizedState, canonical, removed, abandoned, this.forkChoice.getJustifiedCheckpoint());
+      void this.sidecarRetention?.prune(computeEpochAtSlot(this.currentSlot()), finalizedState.slot);
     }
     this.lightClient.onFinalized(fromHex(checkpoint.root));
     this.emitter.emit("finalized_checkpoint", {block: fromHex(checkpoint.root), state: finalizedState ? finalizedState.hashTreeRoot() : new Uint8Array(32), epoch: checkpoint.epoch});

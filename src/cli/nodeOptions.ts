@@ -42,6 +42,8 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   rpcEncoding: RpcEncoding;
   rpcMaxBatch: number;
   dataDir: string;
+  /** delete finalized blocks' sidecars after their retention window (--no-prune-sidecars: keep them) */
+  pruneSidecars: boolean;
   network: NetworkName;
   /** `--config`: the config.yaml of a custom network */
   networkConfig: string | undefined;
@@ -219,6 +221,12 @@ validators it drives itself.`,
       group: CHAIN,
       help: "database (`beacon/`), network key and ENR (`network/`), the dev validators' slashing protection (`validator/`)",
       parse: (text, ctx) => text ?? `./data/${ctx.get("network")}`,
+    }),
+    pruneSidecars: flag({
+      name: "no-prune-sidecars",
+      group: CHAIN,
+      help: "keep blob and data column sidecars after their retention window (`MIN_EPOCHS_FOR_BLOB_SIDECARS_REQUESTS`, about 18 days on mainnet), when finalized blocks' sidecars are otherwise deleted",
+      parse: (set) => !set,
     }),
     network: option({
       name: "network",

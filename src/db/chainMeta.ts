@@ -62,6 +62,8 @@ export class ChainMetaRepository {
   readonly chainFingerprint: MetaField<string>;
   /** the highest data column custody group count the node has advertised (fulu: it never goes down, restarts included) */
   readonly custodyGroupCount: MetaField<number>;
+  /** sidecars of finalized blocks before this slot were pruned (their retention window had passed) */
+  readonly sidecarsPrunedBefore: MetaField<number>;
 
   constructor(db: LevelDb) {
     this.genesisTime = new MetaField(db, "genesisTime", ssz.UintNum64);
@@ -73,5 +75,6 @@ export class ChainMetaRepository {
     this.graffiti = new MetaField(db, "graffiti", ssz.Bytes32);
     this.chainFingerprint = new MetaField(db, "chainFingerprint", utf8Codec);
     this.custodyGroupCount = new MetaField(db, "custodyGroupCount", ssz.UintNum64);
+    this.sidecarsPrunedBefore = new MetaField(db, "sidecarsPrunedBefore", ssz.UintNum64);
   }
 }

@@ -113,6 +113,11 @@ describe("node options", () => {
     expect(node(["--no-quic"]).quic).toBe(false);
   });
 
+  it("prunes sidecars after their retention window unless --no-prune-sidecars", () => {
+    expect(node([]).pruneSidecars).toBe(true);
+    expect(node(["--no-prune-sidecars"]).pruneSidecars).toBe(false);
+  });
+
   it("takes --max-peers from --target-peers unless given, and never below it", () => {
     expect(node(["--target-peers", "20"]).maxPeers).toBe(22);
     expect(node(["--target-peers", "10"]).maxPeers).toBe(11);
