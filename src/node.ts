@@ -98,7 +98,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     network: network.api,
   };
   const rest = opts.rest
-    ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin ?? undefined, metricsRegistry: metrics?.registry, limits: {maxConnections: opts.restMaxConnections, headerTimeoutSeconds: opts.restHeaderTimeout, idleTimeoutSeconds: opts.restIdleTimeout}}, ctx)
+    ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin ?? undefined, metricsRegistry: metrics?.registry, bodyLimit: opts.restBodyLimit * 1024 * 1024, limits: {maxConnections: opts.restMaxConnections, headerTimeoutSeconds: opts.restHeaderTimeout, idleTimeoutSeconds: opts.restIdleTimeout}}, ctx)
     : null;
 
   const validator =

@@ -31,6 +31,8 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   restMaxConnections: number;
   restHeaderTimeout: number;
   restIdleTimeout: number;
+  /** MiB */
+  restBodyLimit: number;
   /** serve Prometheus metrics */
   metrics: boolean;
   metricsAddress: string;
@@ -122,6 +124,14 @@ validators it drives itself.`,
       group: REST,
       help: "seconds a client has to send its request headers; a slower (slowloris) client is dropped",
       parse: (text) => integer(text, 1, 3600),
+    }),
+    restBodyLimit: option({
+      name: "rest-body-limit",
+      value: "MIB",
+      default: "20",
+      group: REST,
+      help: "largest REST request body in MiB (a block with blobs is the largest a client sends); a larger one is a 413 and the connection is closed unread",
+      parse: (text) => integer(text, 1, 1024),
     }),
     restIdleTimeout: option({
       name: "rest-idle-timeout",

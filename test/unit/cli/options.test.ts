@@ -113,6 +113,12 @@ describe("node options", () => {
     expect(node(["--no-quic"]).quic).toBe(false);
   });
 
+  it("takes the REST body limit in MiB, 20 by default", () => {
+    expect(node([]).restBodyLimit).toBe(20);
+    expect(node(["--rest-body-limit", "64"]).restBodyLimit).toBe(64);
+    expect(() => node(["--rest-body-limit", "0"])).toThrow();
+  });
+
   it("prunes sidecars after their retention window unless --no-prune-sidecars", () => {
     expect(node([]).pruneSidecars).toBe(true);
     expect(node(["--no-prune-sidecars"]).pruneSidecars).toBe(false);
