@@ -18,6 +18,7 @@ import {failpoint} from "../failpoints.ts";
 import {getLogger} from "../log.ts";
 import {OperationPools} from "../pools/index.ts";
 import {Archiver} from "./archiver.ts";
+import {ChainReads} from "./chainReads.ts";
 import {SidecarRetention} from "./blobs/retention.ts";
 import {DataAvailability} from "./blobs/dataAvailability.ts";
 import {type PublishedSidecars, sidecarsOfPublishedBlock} from "./blobs/published.ts";
@@ -48,6 +49,8 @@ export interface ChainOptions {
   maxCachedStates?: number;
   /** how long a block waits for its blobs or columns before peers are asked (default: a slot, at most 4 s) */
   dataAvailabilityWaitMs?: number;
+  /** how that wait sleeps (a timer unless given: tests pass one that moves their clock) */
+  dataAvailabilitySleep?: (ms: number) => Promise<void>;
   /** delete sidecars of finalized blocks past their retention window (default: true) */
   pruneSidecars?: boolean;
   /** with --metrics: the time of each stage of a block import */
@@ -74,6 +77,8 @@ export class BeaconChain implements IBeaconChain {
   private readonly producedPayloads = new ProducedPayloads();
   private readonly engineVerdicts: EngineVerdicts;
   private readonly archiver: Archiver;
+  /** state, block and sidecar lookups */
+  private readonly reads: ChainReads;
   private readonly sidecarRetention: SidecarRetention | null;
   private head: ProtoBlock;
   private anchorSlot: number;
@@ -119,8 +124,18 @@ export class BeaconChain implements IBeaconChain {
     this.finalizedEpoch = this.forkChoice.getFinalizedCheckpoint().epoch;
     this.stateCache.setPinned([anchorRoot]);
     this.archiver = new Archiver(config, db, () => this.getHeadState().epochCtx.pubkeyCache);
+    this.reads = new ChainReads({
+      db,
+      forkChoice: () => this.forkChoice,
+      regen: this.regen,
+      archiver: this.archiver,
+      headRoot: () => this.head.blockRoot,
+      getHeadState: () => this.getHeadState(),
+      currentSlot: () => this.currentSlot(),
+      anchorSlot: () => this.anchorSlot,
+    });
     this.sidecarRetention = opts.pruneSidecars === false ? null : new SidecarRetention(config, db);
-    this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs});
+    this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
     this.pools = new OperationPools({
       config,
       currentSlot: () => clock.currentSlot(),
@@ -192,57 +207,15 @@ export class BeaconChain implements IBeaconChain {
     return slot <= head.slot ? head : this.regen.advance(this.head.blockRoot, head, slot);
   }
 
-  getStateByBlockRoot(blockRoot: Root): Promise<CachedBeaconStateAllForks | null> {
-    return this.regen.getPostState(toRootHex(blockRoot));
-  }
-
-  async getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null> {
-    const parentHex = toRootHex(block.parentRoot);
-    if (this.forkChoice.hasBlock(parentHex)) return this.regen.getStateAtSlot(parentHex, block.slot);
-    // A finalized block whose parent fork choice has pruned: the canonical state just before it.
-    if (block.slot === 0) return null;
-    const before = await this.getStateBySlot(block.slot - 1);
-    return before ? this.regen.advance(parentHex, before, block.slot) : null;
-  }
-
-  getStateBySlot(slot: Slot): Promise<CachedBeaconStateAllForks | null> {
-    if (slot > this.currentSlot()) return Promise.resolve(null);
-    return this.regen.getCanonicalStateAtSlot(this.head.blockRoot, slot);
-  }
-
-  async getStateByStateRoot(stateRoot: Root): Promise<CachedBeaconStateAllForks | null> {
-    const rootHex = toRootHex(stateRoot);
-    for (const node of this.forkChoice.getAllNodes()) {
-      if (node.stateRoot === rootHex) return this.regen.getPostState(node.blockRoot);
-    }
-    // Empty-slot states of the recent canonical chain: the head state remembers their roots.
-    const head = this.getHeadState();
-    const historyLength = head.stateRoots.length;
-    for (let slot = Math.max(0, head.slot - historyLength); slot < head.slot; slot++) {
-      if (Buffer.from(head.stateRoots.get(slot % historyLength)).equals(stateRoot)) return this.getStateBySlot(slot);
-    }
-    if (Buffer.from(head.hashTreeRoot()).equals(stateRoot)) return head;
-    return this.archiver.getStateByRoot(stateRoot);
-  }
-
-  async getBlockByRoot(blockRoot: Root): Promise<SignedBeaconBlock | null> {
-    return this.db.blocks.get(blockRoot);
-  }
-
-  async getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null> {
-    const root = await this.getCanonicalBlockRootAtSlot(slot);
-    return root ? this.db.blocks.get(root) : null;
-  }
-
-  async getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null> {
-    if (slot >= this.anchorSlot) {
-      const root = this.forkChoice.getAncestor(this.head.blockRoot, slot);
-      if (!root) return null;
-      const node = this.forkChoice.getBlock(root);
-      return node && node.slot === slot ? fromHex(root) : null;
-    }
-    return this.db.canonicalBlocks.get(slot);
-  }
+  getStateByBlockRoot(blockRoot: Root): Promise<CachedBeaconStateAllForks | null> { return this.reads.getStateByBlockRoot(blockRoot); }
+  getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null> { return this.reads.getBlockPreState(block); }
+  getStateBySlot(slot: Slot): Promise<CachedBeaconStateAllForks | null> { return this.reads.getStateBySlot(slot); }
+  getStateByStateRoot(stateRoot: Root): Promise<CachedBeaconStateAllForks | null> { return this.reads.getStateByStateRoot(stateRoot); }
+  getBlockByRoot(blockRoot: Root): Promise<SignedBeaconBlock | null> { return this.reads.getBlockByRoot(blockRoot); }
+  getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null> { return this.reads.getCanonicalBlockAtSlot(slot); }
+  getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null> { return this.reads.getCanonicalBlockRootAtSlot(slot); }
+  getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null> { return this.reads.getBlobSidecars(blockRoot); }
+  getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]> { return this.reads.getDataColumnSidecars(blockRoot, columns); }
 
   isCanonical(blockRoot: Root): boolean {
     const rootHex = toRootHex(blockRoot);
@@ -289,17 +262,6 @@ export class BeaconChain implements IBeaconChain {
 
   getProducedBlobs(blockHash: Uint8Array): BlobsBundle | null {
     return this.producedPayloads.getBlobs(blockHash);
-  }
-
-  async getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null> {
-    return this.db.blobSidecars.get(blockRoot);
-  }
-
-  async getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]> {
-    const stored = await this.db.dataColumnSidecars.columnsOf(blockRoot);
-    const wanted = columns ? stored.filter((c) => columns.includes(c)) : stored;
-    const sidecars = await Promise.all(wanted.map((c) => this.db.dataColumnSidecars.get(blockRoot, c)));
-    return sidecars.filter((s): s is fulu.DataColumnSidecar => s !== null);
   }
 
   acceptPublishedBlobs(signedBlock: SignedBeaconBlock, blobs: Uint8Array[], proofs: Uint8Array[]): PublishedSidecars {

@@ -40,7 +40,11 @@ export interface DataAvailabilityDeps {
   currentSlot(): number;
   /** how long a block waits for its sidecars to arrive on their own before peers are asked */
   waitMs?: number;
+  /** waits `ms` (a timer unless given: tests pass one that moves their clock) */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+const timerSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export class DataAvailability {
   private readonly deps: DataAvailabilityDeps;
@@ -180,7 +184,6 @@ export class DataAvailability {
       let waiters = this.waiters.get(rootHex);
       if (!waiters) this.waiters.set(rootHex, (waiters = new Set()));
       const done = (available: boolean) => {
-        clearTimeout(timer);
         waiters.delete(check);
         if (waiters.size === 0) this.waiters.delete(rootHex);
         resolve(available);
@@ -188,8 +191,8 @@ export class DataAvailability {
       const check = () => {
         if (!this.missing(block, rootHex)) done(true);
       };
-      const timer = setTimeout(() => done(false), ms);
       waiters.add(check);
+      void (this.deps.sleep ?? timerSleep)(ms).then(() => done(false));
     });
   }
 }

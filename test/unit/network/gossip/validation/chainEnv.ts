@@ -68,7 +68,12 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
     new MockExecutionEngine({blobsPerBlock: opts.blobsPerBlock}),
     (t) => new Clock(t, SECONDS_PER_SLOT, SLOTS_PER_EPOCH, () => now),
     {validatorCount: 64, genesisTime: GENESIS_TIME},
-    {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20), dataAvailabilityWaitMs: opts.dataAvailabilityWaitMs}
+    {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20), dataAvailabilityWaitMs: opts.dataAvailabilityWaitMs,
+      // the wait for sidecars moves the test's clock, not the wall clock's
+      dataAvailabilitySleep: async (ms) => {
+        now += ms;
+      },
+    }
   );
   const config = chain.config;
   const futureBlocks: SignedBeaconBlock[] = [];
