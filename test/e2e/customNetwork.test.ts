@@ -1,7 +1,7 @@
 import {afterAll, describe, expect, it} from "@jest/globals";
 import {writeFileSync} from "node:fs";
 import {join} from "node:path";
-import {NodeProcess, getJson, tempDataDir, waitFor} from "./nodeProcess.ts";
+import {NodeProcess, getJson, restNodeArgs, tempDataDir, waitFor} from "./nodeProcess.ts";
 
 /**
  * `--network custom --config config.yaml --genesis-state genesis.ssz`, the layout the public
@@ -23,7 +23,7 @@ describe("a custom network of the mainnet preset", () => {
   it(
     "starts from its config.yaml and genesis.ssz and produces blocks",
     async () => {
-      const maker = new NodeProcess(["node", "--rest", "--rest-port", "0", "--data-dir", join(data.dir, "maker"), "--preset", "mainnet", "--seconds-per-slot", "1", "--dev-validators", "none"]);
+      const maker = new NodeProcess(restNodeArgs(join(data.dir, "maker"), ["--preset", "mainnet", "--seconds-per-slot", "1", "--dev-validators", "none"]));
       try {
         const makerUrl = await maker.restUrl();
         const spec = (await getJson(makerUrl, "/eth/v1/config/spec")).body.data as Record<string, unknown>;
@@ -40,22 +40,9 @@ describe("a custom network of the mainnet preset", () => {
         await maker.stop();
       }
 
-      node = new NodeProcess([
-        "node",
-        "--rest",
-        "--rest-port",
-        "0",
-        "--data-dir",
-        join(data.dir, "node"),
-        "--network",
-        "custom",
-        "--config",
-        configFile,
-        "--genesis-state",
-        genesisFile,
-        "--dev-validators",
-        "0..63",
-      ]);
+      node = new NodeProcess(
+        restNodeArgs(join(data.dir, "node"), ["--network", "custom", "--config", configFile, "--genesis-state", genesisFile, "--dev-validators", "0..63"])
+      );
       const url = await node.restUrl();
       const spec = (await getJson(url, "/eth/v1/config/spec")).body.data;
       expect(spec).toMatchObject({PRESET_BASE: "mainnet", CONFIG_NAME: "custom-mainnet-preset", SLOTS_PER_EPOCH: "32", SECONDS_PER_SLOT: "1"});

@@ -1,7 +1,7 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {join} from "node:path";
 import {createJwt, loadOrCreateJwtSecret} from "../../src/execution/jwt.ts";
-import {NodeProcess, getJson, tempDataDir, waitFor} from "./nodeProcess.ts";
+import {NodeProcess, getJson, restNodeArgs, tempDataDir, waitFor} from "./nodeProcess.ts";
 
 const SECONDS_PER_SLOT = 1;
 
@@ -51,20 +51,9 @@ describe("dev chain through the HTTP engine", () => {
   beforeAll(async () => {
     engine = startEngine(0);
     enginePort = Number((await engine.waitForLog((l) => l.msg === "mock engine listening", 30_000, "mock engine to listen")).port);
-    node = new NodeProcess([
-      "node",
-      "--rest",
-      "--rest-port",
-      "0",
-      "--data-dir",
-      join(data.dir, "node"),
-      "--seconds-per-slot",
-      String(SECONDS_PER_SLOT),
-      "--execution-endpoint",
-      `http://127.0.0.1:${enginePort}`,
-      "--jwt-secret",
-      jwtFile,
-    ]);
+    node = new NodeProcess(
+      restNodeArgs(join(data.dir, "node"), ["--seconds-per-slot", String(SECONDS_PER_SLOT), "--execution-endpoint", `http://127.0.0.1:${enginePort}`, "--jwt-secret", jwtFile])
+    );
     url = await node.restUrl();
   }, 60_000);
 

@@ -12,6 +12,11 @@ const BIN = fileURLToPath(new URL("../../bin/beacon-gateway.js", import.meta.url
  */
 export const TEST_NETWORK_ARGS = ["--listen-address", "127.0.0.1", "--tcp-port", "0", "--no-discovery"];
 
+/** `node` with REST on a port the system picks, on `dataDir`, then `extra`. */
+export function restNodeArgs(dataDir: string, extra: string[] = []): string[] {
+  return ["node", "--rest", "--rest-port", "0", "--data-dir", dataDir, ...extra];
+}
+
 function withTestNetwork(args: string[]): string[] {
   return args[0] === "node" && !args.includes("--tcp-port") ? [...args, ...TEST_NETWORK_ARGS] : args;
 }
