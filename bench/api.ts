@@ -1,52 +1,90 @@
-// `npm run bench:api`: requests per second and latency of a few REST endpoints of a live dev
-// node, beside a bare Node http server answering a constant (the ceiling on this machine).
-// Both servers run as their own processes; autocannon drives them from this one, over loopback.
+// `npm run bench:api`: requests per second and latency of the REST endpoints validator clients
+// call most, on a live dev node, beside a bare Node http server answering a constant (the ceiling
+// on this machine) and, with `BENCH_PEER=<dir of an installed Lodestar 1.5.1 peer>`, beside
+// Lodestar on the same kind of chain (bellatrix, minimal preset, 64 validators, 4 s slots).
+// Every server runs as its own process; autocannon drives them from this one, over loopback,
+// the targets alternating so that a change in the machine's load hits all of them alike.
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {ChildProcess} from "node:child_process";
-import {CEILING_SERVER, HOST, type Measurement, type Target, chainClock, measure, printTable, startServer, stop, waitForHeadSlot} from "./harness.ts";
+import {CEILING_SERVER, CONNECTIONS, DURATION_S, HOST, type Measurement, type Target, chainClock, measure, startServer, stop, waitForHeadSlot} from "./harness.ts";
+import {freePort, rssMiB, startPeer} from "./peer.ts";
+import {printComparison, type Runs} from "./comparison.ts";
 
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
-/** the dev chain needs a few slots before every endpoint has something to answer */
-const MIN_HEAD_SLOT = 2;
+/** the dev chains need a few slots before every endpoint has something to answer */
+const MIN_HEAD_SLOT = 3;
 const VALIDATORS = 64;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const PEER_DIR = process.env.BENCH_PEER;
+
+interface Server {
+  name: string;
+  base: string;
+  pid: number;
+  clock: () => {slot: number; epoch: number};
+}
+
+/** The endpoints, each with a path that may depend on the server's clock; `small` ones carry the issue's targets. */
+function targets(clock: Server["clock"]): (Target & {small: boolean})[] {
+  const indices = JSON.stringify(Array.from({length: VALIDATORS}, (_, i) => String(i)));
+  return [
+    {small: true, name: "GET /eth/v1/node/version", path: "/eth/v1/node/version"},
+    {small: true, name: "GET /eth/v1/beacon/headers/head", path: "/eth/v1/beacon/headers/head"},
+    {small: true, name: "GET /eth/v1/beacon/states/head/finality_checkpoints", path: "/eth/v1/beacon/states/head/finality_checkpoints"},
+    {small: true, name: "GET /eth/v1/validator/attestation_data", path: () => `/eth/v1/validator/attestation_data?slot=${clock().slot}&committee_index=0`},
+    {small: true, name: "GET /eth/v1/validator/duties/proposer/{epoch}", path: () => `/eth/v1/validator/duties/proposer/${clock().epoch}`},
+    {small: true, name: `POST /eth/v1/validator/duties/attester/{epoch} (${VALIDATORS})`, path: () => `/eth/v1/validator/duties/attester/${clock().epoch}`, method: "POST", body: indices},
+    {small: false, name: "GET /eth/v1/beacon/states/head/validators?id=1", path: "/eth/v1/beacon/states/head/validators?id=1"},
+    {small: false, name: `GET /eth/v1/beacon/states/head/validators (${VALIDATORS})`, path: "/eth/v1/beacon/states/head/validators"},
+  ];
+}
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-api-"));
-  const servers: ChildProcess[] = [];
+  const procs: ChildProcess[] = [];
   try {
     const ceilingServer = await startServer(["-e", CEILING_SERVER], "listening");
-    servers.push(ceilingServer.proc);
-    const nodeArgs = [BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--data-dir", dataDir, "--log-format", "json", "--listen-address", HOST, "--tcp-port", "0", "--no-discovery"];
-    const node = await startServer(nodeArgs, "REST API listening");
-    servers.push(node.proc);
-    const base = `http://${HOST}:${node.port}`;
-    console.log(`dev node on ${base}; waiting for slot ${MIN_HEAD_SLOT}…`);
-    await waitForHeadSlot(base, MIN_HEAD_SLOT);
-    const clock = await chainClock(base);
-
-    const ceiling = await measure(`http://${HOST}:${ceilingServer.port}`, {name: "bare node:http (ceiling)", path: "/"});
-    const indices = JSON.stringify(Array.from({length: VALIDATORS}, (_, i) => String(i)));
-    const targets: Target[] = [
-      {name: "GET /eth/v1/node/version", path: "/eth/v1/node/version"},
-      {name: "GET /eth/v1/beacon/headers/head", path: "/eth/v1/beacon/headers/head"},
-      {name: "GET /eth/v1/beacon/states/head/finality_checkpoints", path: "/eth/v1/beacon/states/head/finality_checkpoints"},
-      {name: "GET /eth/v1/validator/attestation_data", path: () => `/eth/v1/validator/attestation_data?slot=${clock().slot}&committee_index=0`},
-      {name: "GET /eth/v1/validator/duties/proposer", path: () => `/eth/v1/validator/duties/proposer/${clock().epoch}`},
-      {name: `POST /eth/v1/validator/duties/attester (${VALIDATORS})`, path: () => `/eth/v1/validator/duties/attester/${clock().epoch}`, method: "POST", body: indices},
-      {name: "GET /eth/v1/beacon/states/head/validators?id=1", path: "/eth/v1/beacon/states/head/validators?id=1"},
-      {name: "GET /eth/v1/beacon/states/head/validators", path: "/eth/v1/beacon/states/head/validators"},
-    ];
-    const rows: Measurement[] = [];
-    for (const target of targets) {
-      process.stdout.write(`  ${target.name}…\n`);
-      rows.push(await measure(base, target));
+    procs.push(ceilingServer.proc);
+    const nodeArgs = [BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--data-dir", dataDir, "--log-format", "json"];
+    const chainArgs = ["--genesis-fork", "bellatrix", "--seconds-per-slot", "4", "--validators", String(VALIDATORS)];
+    const networkArgs = ["--listen-address", HOST, "--tcp-port", "0", "--no-quic", "--no-discovery"];
+    const node = await startServer([...nodeArgs, ...chainArgs, ...networkArgs], "REST API listening");
+    procs.push(node.proc);
+    const servers: Server[] = [{name: "beacon-gateway", base: `http://${HOST}:${node.port}`, pid: node.proc.pid!, clock: () => ({slot: 0, epoch: 0})}];
+    if (PEER_DIR) {
+      const peer = await startPeer(PEER_DIR, {restPort: await freePort(), p2pPort: await freePort(), validators: VALIDATORS});
+      procs.push(peer.proc);
+      servers.push({name: "Lodestar 1.5.1", base: peer.base, pid: peer.proc.pid!, clock: () => ({slot: 0, epoch: 0})});
     }
-    printTable(ceiling, rows);
+    console.log(`waiting for slot ${MIN_HEAD_SLOT} on ${servers.map((s) => `${s.name} (${s.base})`).join(" and ")}…`);
+    for (const server of servers) {
+      await waitForHeadSlot(server.base, MIN_HEAD_SLOT);
+      server.clock = await chainClock(server.base);
+    }
+    const rssBefore = servers.map((s) => rssMiB(s.pid));
+
+    const runs: Runs = {ceiling: [], byTarget: new Map()};
+    for (let round = 1; round <= ROUNDS; round++) {
+      console.log(`round ${round} of ${ROUNDS}`);
+      runs.ceiling.push(await measure(`http://${HOST}:${ceilingServer.port}`, {name: "bare node:http (ceiling)", path: "/"}));
+      const perServer = servers.map((s) => targets(s.clock));
+      for (let i = 0; i < perServer[0].length; i++) {
+        const target = perServer[0][i];
+        process.stdout.write(`  ${target.name}\n`);
+        const row = runs.byTarget.get(target.name) ?? {small: target.small, byServer: servers.map((): Measurement[] => [])};
+        runs.byTarget.set(target.name, row);
+        for (let s = 0; s < servers.length; s++) row.byServer[s].push(await measure(servers[s].base, perServer[s][i]));
+      }
+    }
+    const rssAfter = servers.map((s) => rssMiB(s.pid));
+    printComparison(runs, servers.map((s) => s.name));
+    console.log(`\nRSS before and after the load: ${servers.map((s, i) => `${s.name} ${rssBefore[i]} → ${rssAfter[i]} MiB`).join("; ")}`);
+    console.log(`${CONNECTIONS} connections, ${DURATION_S} s per endpoint and round, ${ROUNDS} rounds, loopback ${HOST}; latency in whole ms.`);
   } finally {
-    for (const proc of servers.reverse()) await stop(proc);
+    for (const proc of procs.reverse()) await stop(proc);
     rmSync(dataDir, {recursive: true, force: true});
   }
 }

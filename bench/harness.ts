@@ -6,7 +6,7 @@ import {createInterface} from "node:readline";
 
 export const HOST = "127.0.0.1";
 export const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
-export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 export interface Target {
   name: string;

@@ -3,7 +3,7 @@ import type {WireFormat} from "./routes/types.ts";
 export const MEDIA_TYPE: Record<WireFormat, string> = {json: "application/json", ssz: "application/octet-stream"};
 
 /**
- * A request and a response as they travel, independent of the transport: the express server
+ * A request and a response as they travel, independent of the transport: the HTTP server
  * and the in-process transport both hand the same WireRequest to the same route handler, so
  * both produce the same WireResponse.
  */

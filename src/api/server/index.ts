@@ -1,5 +1,7 @@
-import express, {type ErrorRequestHandler, type Request, type RequestHandler, type Response} from "express";
-import {byteSize, readBody} from "./readBody.ts";
+import type {IncomingMessage, RequestListener, ServerResponse} from "node:http";
+import {parse as parseQuery} from "node:querystring";
+import {byteSize, readBody, refuseTooLarge, tooLargeDeclared} from "./readBody.ts";
+import {Router} from "./router.ts";
 import {createLimitedServer, truncateEcho, type ConnectionLimits} from "./limits.ts";
 import {listen, type ListeningServer} from "./listen.ts";
 import {getLogger} from "../../log.ts";
@@ -10,13 +12,11 @@ import {declinedReason} from "../impl/notImplemented.ts";
 import {isChunked, type WireRequest, type WireResponse} from "../wire.ts";
 import {writeEventStream} from "./eventStream.ts";
 import {createRouteHandler, errorResponse, type RouteHandler} from "./routeHandler.ts";
-import {logRequests, trackRequests} from "./requestHooks.ts";
+import {requestObserver} from "./requestHooks.ts";
 import type {Registry} from "prom-client";
-import {RequestMetrics} from "../../metrics/requests.ts";
-import {statusLabel} from "../../metrics/labels.ts";
 import {writeChunks} from "./writeChunks.ts";
 
-/** The REST server: an express app with one generic handler per table entry. */
+/** The REST server: node:http with one generic handler per table entry. */
 
 export interface RestServerOptions {
   port: number;
@@ -37,7 +37,7 @@ export type RestServer = ListeningServer;
 const DEFAULT_BODY_LIMIT = "20mb";
 const log = getLogger("api");
 
-/** The handler of every route, by operationId: what the express app and the in-process transport call. */
+/** The handler of every route, by operationId: what the server and the in-process transport call. */
 export function createApiHandlers(ctx: ApiContext): Record<string, RouteHandler> {
   const all = handlers as unknown as Record<string, (args: unknown, ctx: ApiContext) => Promise<unknown>>;
   return Object.fromEntries(Object.values(routes as Record<string, Route>).map((r) => [r.operationId, createRouteHandler(r, all[r.operationId], ctx)]));
@@ -49,88 +49,90 @@ export function inProcessTransport(ctx: ApiContext): (route: Route, req: WireReq
   return (route, req) => byId[route.operationId](req);
 }
 
-function toWireRequest(req: Request): WireRequest {
-  return {
-    params: req.params as Record<string, string>,
-    query: req.query as Record<string, string | string[]>,
-    headers: req.headers,
-    // a plain Uint8Array view, as the in-process transport passes (SSZ values then hold no Buffers)
-    body: Buffer.isBuffer(req.body) ? new Uint8Array(req.body.buffer, req.body.byteOffset, req.body.byteLength) : undefined,
-  };
-}
-
-function send(res: Response, wire: WireResponse): Promise<void> | void {
-  res.status(wire.status);
-  for (const [name, value] of Object.entries(wire.headers)) res.setHeader(name, value);
+function send(res: ServerResponse, wire: WireResponse): Promise<void> | void {
+  res.statusCode = wire.status;
+  for (const name in wire.headers) res.setHeader(name, wire.headers[name]);
   if (wire.eventStream) return writeEventStream(res, wire.eventStream);
   if (isChunked(wire.body)) return writeChunks(res, wire.body);
   res.end(wire.body);
 }
 
-function cors(origin: string): RequestHandler {
-  return (req, res, next) => {
-    res.setHeader("Access-Control-Allow-Origin", origin);
-    res.setHeader("Access-Control-Expose-Headers", "*");
-    if (req.method !== "OPTIONS") return next();
-    res.setHeader("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-    res.setHeader("Access-Control-Allow-Headers", "Content-Type, Accept, Eth-Consensus-Version");
-    res.status(204).end();
-  };
+function notFound(method: string, path: string): WireResponse {
+  return errorResponse(404, {code: 404, message: `Route not found: ${method} ${truncateEcho(path)}`});
 }
 
-/** Errors raised before a route handler runs (body too large, unreadable body), in the spec's error shape. */
-const bodyErrors: ErrorRequestHandler = (err, _req, res, _next) => {
-  const status = typeof err?.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;
-  if (status === 500) log.error({err}, "Error reading request");
-  // the rest of a body too large (or unreadable) is not read: the connection closes after the answer
-  if (status === 413 || status === 400) res.setHeader("Connection", "close");
-  send(res, errorResponse(status, {code: status, message: status === 500 ? "Internal server error" : String(err.message)}));
-};
-
-/** Requests by the operationId of the route that answered ("unmatched" for none) and status, timed until the response ends. */
-function observeRequests(registry: Registry): RequestHandler {
+/**
+ * The request listener: routes each request through the table's router to its generic handler.
+ * Plain node:http, no framework: the table already says everything a framework would be told.
+ */
+export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLimit" | "metricsRegistry">, ctx: ApiContext): RequestListener {
   const all = Object.values(routes as Record<string, Route>);
-  const metrics = new RequestMetrics(registry, {
-    prefix: "beacon_gateway_rest_requests",
-    what: "REST requests",
-    label: "operationId",
-    known: all.map((r) => r.operationId),
-    other: "unmatched",
-  });
-  return (_req, res, next) => {
-    const started = performance.now();
-    res.once("close", () => metrics.observe(res.locals.operationId as string | undefined, statusLabel(res.statusCode), (performance.now() - started) / 1000));
-    next();
-  };
-}
-
-export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLimit" | "metricsRegistry">, ctx: ApiContext): express.Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.set("query parser", "simple");
-  app.use(trackRequests(), logRequests());
-  if (opts.metricsRegistry) app.use(observeRequests(opts.metricsRegistry));
-  if (opts.allowOrigin) app.use(cors(opts.allowOrigin));
   const byId = createApiHandlers(ctx);
-  const all = Object.values(routes as Record<string, Route>);
-  const isDeclined = (route: Route): boolean => declinedReason((handlers as Record<string, unknown>)[route.operationId]) !== undefined;
-  const mount = (route: Route): void => {
-    const handle = byId[route.operationId];
-    const expressPath = route.path.replace(/\{(\w+)\}/g, ":$1");
-    const method = route.method === "GET" ? "get" : "post";
-    app[method](expressPath, async (req, res) => {
-      res.locals.operationId = route.operationId;
-      const wire = await handle(toWireRequest(req));
-      await send(res, wire);
+  const router = new Router<{route: Route; handle: RouteHandler; declined: boolean; takesBody: boolean}>();
+  for (const route of all) {
+    const entry = {
+      route,
+      handle: byId[route.operationId],
+      declined: declinedReason((handlers as Record<string, unknown>)[route.operationId]) !== undefined,
+      takesBody: Object.values(route.args as Record<string, {in: string}>).some((arg) => arg.in === "body"),
+    };
+    router.add(route.method, route.path, entry);
+    if (route.method === "GET") router.add("HEAD", route.path, entry);
+  }
+  const observe = requestObserver(opts.metricsRegistry, all.map((r) => r.operationId));
+  const bodyLimit = byteSize(opts.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  const allowOrigin = opts.allowOrigin;
+
+  async function answer(req: IncomingMessage, res: ServerResponse, setOperationId: (id: string) => void): Promise<void> {
+    const url = req.url ?? "/";
+    const queryAt = url.indexOf("?");
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    const method = req.method ?? "GET";
+    if (allowOrigin !== undefined) {
+      res.setHeader("Access-Control-Allow-Origin", allowOrigin);
+      res.setHeader("Access-Control-Expose-Headers", "*");
+      if (method === "OPTIONS") {
+        res.setHeader("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        res.setHeader("Access-Control-Allow-Headers", "Content-Type, Accept, Eth-Consensus-Version");
+        res.writeHead(204).end();
+        return;
+      }
+    }
+    const match = router.match(method, path);
+    if (!match) return send(res, notFound(method, path));
+    if (match.route === undefined) {
+      if ("badParam" in match) return send(res, errorResponse(400, {code: 400, message: `Invalid path parameter ${match.badParam}: not percent-encoded text`}));
+      if (method !== "OPTIONS") return send(res, notFound(method, path));
+      res.setHeader("Allow", match.methods.join(", "));
+      res.writeHead(204).end();
+      return;
+    }
+    const {route, handle, declined, takesBody} = match.route;
+    setOperationId(route.operationId);
+    // declined routes answer 501 before the body is read (a large or broken body cannot make it a 413 or 400)
+    let body: Uint8Array | undefined;
+    if (!declined) {
+      if (takesBody) {
+        const read = await readBody(req, res, bodyLimit);
+        if (read === null) return;
+        body = read;
+      } else if (tooLargeDeclared(req, bodyLimit)) {
+        return refuseTooLarge(req, res, bodyLimit);
+      }
+    }
+    const query = queryAt === -1 ? {} : (parseQuery(url.slice(queryAt + 1)) as WireRequest["query"]);
+    return send(res, await handle({params: match.params, query, headers: req.headers, body}));
+  }
+
+  return (req, res) => {
+    let operationId: string | undefined;
+    observe(req, res, () => operationId);
+    answer(req, res, (id) => (operationId = id)).catch((err) => {
+      log.error({err}, "Error answering a request");
+      if (res.headersSent) res.destroy();
+      else send(res, errorResponse(500, {code: 500, message: "Internal server error"}));
     });
   };
-  // declined routes answer 501 before the body is read (a large or broken body cannot make it a 413 or 400)
-  all.filter(isDeclined).forEach(mount);
-  app.use(readBody(byteSize(opts.bodyLimit ?? DEFAULT_BODY_LIMIT)));
-  all.filter((route) => !isDeclined(route)).forEach(mount);
-  app.use((req, res) => send(res, errorResponse(404, {code: 404, message: `Route not found: ${req.method} ${truncateEcho(req.path)}`})));
-  app.use(bodyErrors);
-  return app;
 }
 
 /** Starts the REST server; `port` 0 picks a free port (the one bound is returned). */

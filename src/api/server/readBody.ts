@@ -1,39 +1,60 @@
-import type {RequestHandler} from "express";
+import type {IncomingMessage, ServerResponse} from "node:http";
 import {MEDIA_TYPE} from "../wire.ts";
 
 /**
- * Reads a request body into `req.body` (a Buffer), up to `limit` bytes. A body over the limit
- * is answered with 413 at once, from its Content-Length when it has one, and the connection is
- * closed: the rest of the body is never read (body-parser drains it first, which lets a client
- * make the node read 200 MB it will refuse).
+ * Reads a request body, up to `limit` bytes. A body over the limit is answered with 413 at once,
+ * from its Content-Length when it has one, and the connection is closed: the rest of the body is
+ * never read (draining it first would let a client make the node read 200 MB it will refuse).
+ * Resolves to the body (undefined when there is none), or to null once it has answered 413 or
+ * the client has gone.
  */
-export function readBody(limit: number): RequestHandler {
-  return (req, res, next) => {
-    const tooLarge = (): void => {
-      req.pause();
-      if (res.headersSent) return;
-      res.writeHead(413, {"Content-Type": MEDIA_TYPE.json, Connection: "close"});
-      res.end(JSON.stringify({code: 413, message: `Request body over ${limit} bytes`}), () => req.socket.destroy());
-    };
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > limit) return tooLarge();
-    if (declared === 0 && req.headers["transfer-encoding"] === undefined) return next();
+export function readBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<Uint8Array | undefined | null> {
+  if (tooLargeDeclared(req, limit)) {
+    refuseTooLarge(req, res, limit);
+    return Promise.resolve(null);
+  }
+  if (!hasBody(req)) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
         req.off("data", onData).off("end", onEnd);
-        return tooLarge();
+        refuseTooLarge(req, res, limit);
+        return resolve(null);
       }
       chunks.push(chunk);
     };
     const onEnd = (): void => {
-      req.body = Buffer.concat(chunks);
-      next();
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      // a plain Uint8Array view, as the in-process transport passes (SSZ values then hold no Buffers)
+      resolve(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
     };
-    req.on("data", onData).on("end", onEnd).on("error", () => req.socket.destroy());
-  };
+    req.on("data", onData).on("end", onEnd).on("error", () => {
+      req.socket.destroy();
+      resolve(null);
+    });
+  });
+}
+
+/** Whether the request says it carries a body (a length above 0, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
+  const declared = req.headers["content-length"];
+  return (declared !== undefined && declared !== "0") || req.headers["transfer-encoding"] !== undefined;
+}
+
+/** Whether the request's Content-Length is over `limit`. */
+export function tooLargeDeclared(req: IncomingMessage, limit: number): boolean {
+  return Number(req.headers["content-length"] ?? 0) > limit;
+}
+
+/** 413, and the connection closed once it is sent. */
+export function refuseTooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
+  req.pause();
+  if (res.headersSent) return;
+  res.writeHead(413, {"Content-Type": MEDIA_TYPE.json, Connection: "close"});
+  res.end(JSON.stringify({code: 413, message: `Request body over ${limit} bytes`}), () => req.socket.destroy());
 }
 
 /** "20mb", "512kb", or a number of bytes. */

@@ -56,11 +56,33 @@ describe("content negotiation", () => {
   });
 });
 
-describe("the express app", () => {
+describe("the HTTP server", () => {
   it("404 in the spec's error shape for unknown paths and methods", async () => {
     expect((await request(app).get("/eth/v1/nothing/here").expect(404)).body).toEqual({code: 404, message: "Route not found: GET /eth/v1/nothing/here"});
     await request(app).delete("/eth/v1/beacon/genesis").expect(404);
     await request(app).post("/eth/v1/beacon/genesis").expect(404);
+  });
+
+  it("routes by the table: literal segments before parameters, one trailing slash ignored, HEAD for GET", async () => {
+    // `/eth/v1/beacon/headers` (a literal) and `/eth/v1/beacon/headers/{block_id}` share a prefix
+    expect((await request(app).get("/eth/v1/beacon/headers").expect(200)).body.data).toBeInstanceOf(Array);
+    expect((await request(app).get("/eth/v1/beacon/headers/head").expect(200)).body.data.canonical).toBe(true);
+    expect((await request(app).get("/eth/v1/node/version/").expect(200)).body).toEqual({data: {version: t.node.version}});
+    const head = await request(app).head("/eth/v1/node/version").expect(200);
+    expect(head.headers["content-type"]).toBe("application/json");
+    expect(head.text).toBeUndefined();
+    // an empty segment is no parameter value
+    await request(app).get("/eth/v1/beacon/states//root").expect(404);
+  });
+
+  it("path parameters are percent-decoded; one that cannot be is a 400, not a crash", async () => {
+    expect((await request(app).get("/eth/v1/beacon/states/%68ead/root").expect(200)).body.data.root).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await request(app).get("/eth/v1/beacon/states/%E0%A4%A/root").expect(400)).body).toEqual({code: 400, message: "Invalid path parameter state_id: not percent-encoded text"});
+  });
+
+  it("OPTIONS without CORS lists the methods of a known path", async () => {
+    expect((await request(app).options("/eth/v2/beacon/blocks").expect(204)).headers.allow).toBe("POST");
+    await request(app).options("/eth/v1/nothing").expect(404);
   });
 
   it("413 for bodies over the limit", async () => {
