@@ -42,6 +42,13 @@ function targets(clock: Server["clock"]): (Target & {small: boolean})[] {
   ];
 }
 
+/** The size of a target's answer now, in bytes. */
+async function answerBytes(base: string, target: Target): Promise<number> {
+  const path = typeof target.path === "string" ? target.path : target.path();
+  const res = await fetch(base + path, {method: target.method ?? "GET", body: target.body, headers: target.body ? {"content-type": "application/json"} : {}});
+  return (await res.arrayBuffer()).byteLength;
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-api-"));
   const procs: ChildProcess[] = [];
@@ -66,6 +73,8 @@ async function main(): Promise<void> {
     }
     const rssBefore = servers.map((s) => rssMiB(s.pid));
 
+    // answers over 1 KiB are measured beside a bare server answering as many bytes
+    const sizes = await Promise.all(targets(servers[0].clock).map(async (t) => answerBytes(servers[0].base, t)));
     const runs: Runs = {ceiling: [], byTarget: new Map()};
     for (let round = 1; round <= ROUNDS; round++) {
       console.log(`round ${round} of ${ROUNDS}`);
@@ -74,9 +83,11 @@ async function main(): Promise<void> {
       for (let i = 0; i < perServer[0].length; i++) {
         const target = perServer[0][i];
         process.stdout.write(`  ${target.name}\n`);
-        const row = runs.byTarget.get(target.name) ?? {small: target.small, byServer: servers.map((): Measurement[] => [])};
+        const bytes = sizes[i] > 1024 ? sizes[i] : undefined;
+        const row = runs.byTarget.get(target.name) ?? {small: target.small, bytes, byServer: servers.map((): Measurement[] => []), ceiling: []};
         runs.byTarget.set(target.name, row);
         for (let s = 0; s < servers.length; s++) row.byServer[s].push(await measure(servers[s].base, perServer[s][i]));
+        if (bytes) row.ceiling.push(await measure(`http://${HOST}:${ceilingServer.port}`, {name: "ceiling", path: `/?bytes=${bytes}`}));
       }
     }
     const rssAfter = servers.map((s) => rssMiB(s.pid));

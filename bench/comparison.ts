@@ -7,7 +7,7 @@ export interface Runs {
   /** the bare server, once per round */
   ceiling: Measurement[];
   /** per endpoint: one list of rounds per server, the first server being ours */
-  byTarget: Map<string, {small: boolean; byServer: Measurement[][]}>;
+  byTarget: Map<string, {small: boolean; byServer: Measurement[][]; bytes?: number; ceiling: Measurement[]}>;
 }
 
 export const TARGETS = {timesPeer: 2, ofCeiling: 0.5, p99Ms: 5};
@@ -23,20 +23,22 @@ const failures = (ms: Measurement[]): number => ms.reduce((n, m) => n + m.failed
 export function printComparison(runs: Runs, serverNames: string[]): void {
   const ceiling = mean(runs.ceiling.map((m) => m.rps));
   const withPeer = serverNames.length > 1;
-  const header = ["endpoint", ...serverNames.flatMap((n) => [`${n} req/s`, "p99 ms"]), ...(withPeer ? ["x peer"] : []), "of ceiling", "failed", "targets"];
-  const lines: string[][] = [["bare node:http (ceiling)", range(runs.ceiling), millis(worstP99(runs.ceiling)), ...serverNames.slice(1).flatMap(() => ["", ""]), ...(withPeer ? [""] : []), "1.00", "0", ""]];
-  for (const [name, {small, byServer}] of runs.byTarget) {
+  const header = ["endpoint", "bytes", ...serverNames.flatMap((n) => [`${n} req/s`, "p99 ms"]), ...(withPeer ? ["x peer"] : []), "ceiling req/s", "of ceiling", "failed", "targets"];
+  const lines: string[][] = [["bare node:http (ceiling)", "30", range(runs.ceiling), millis(worstP99(runs.ceiling)), ...serverNames.slice(1).flatMap(() => ["", ""]), ...(withPeer ? [""] : []), "", "1.00", "0", ""]];
+  for (const [name, {small, byServer, bytes, ceiling: sized}] of runs.byTarget) {
     const ours = byServer[0];
     const timesPeer = withPeer ? mean(ours.map((m) => m.rps)) / mean(byServer[1].map((m) => m.rps)) : undefined;
-    const ofCeiling = mean(ours.map((m) => m.rps)) / ceiling;
+    const ofCeiling = mean(ours.map((m) => m.rps)) / (sized.length > 0 ? mean(sized.map((m) => m.rps)) : ceiling);
     const missed: string[] = [];
     if (timesPeer !== undefined && timesPeer < TARGETS.timesPeer) missed.push(`<${TARGETS.timesPeer}x peer`);
     if (ofCeiling < TARGETS.ofCeiling) missed.push(`<${TARGETS.ofCeiling * 100}% ceiling`);
     if (worstP99(ours) >= TARGETS.p99Ms) missed.push(`p99 ≥${TARGETS.p99Ms} ms`);
     lines.push([
       name,
+      bytes ? String(bytes) : "<1024",
       ...byServer.flatMap((ms) => [range(ms), millis(worstP99(ms))]),
       ...(timesPeer !== undefined ? [timesPeer.toFixed(2)] : []),
+      sized.length > 0 ? range(sized) : "",
       ofCeiling.toFixed(2),
       String(byServer.reduce((n, ms) => n + failures(ms), 0)),
       small ? (missed.length === 0 ? "met" : missed.join(", ")) : "",
@@ -45,5 +47,6 @@ export function printComparison(runs: Runs, serverNames: string[]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const row = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   console.log(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
-  console.log(`req/s: the range over the rounds; p99: the worst round; "x peer" and "of ceiling": ratios of the means; "failed": non-2xx answers and errors.`);
+  console.log(`req/s: the range over the rounds; p99: the worst round; "x peer" and "of ceiling": ratios of the means. Answers over 1 KiB are compared
+with the bare server answering as many bytes ("ceiling req/s"), smaller ones with its small constant; "failed": non-2xx answers and errors.`);
 }

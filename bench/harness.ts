@@ -29,11 +29,21 @@ export interface Measurement {
   bytesPerSecond: number;
 }
 
-/** The bare server: one constant JSON answer, no routing, no framework. */
+/**
+ * The bare server: one constant JSON answer, no routing, no framework. \`/?bytes=N\` answers a
+ * constant JSON text of N bytes instead: the ceiling for an endpoint whose answers are that large.
+ */
 export const CEILING_SERVER = `
 const http = require("node:http");
-const body = JSON.stringify({data: {version: "ceiling"}});
-const server = http.createServer((req, res) => res.writeHead(200, {"Content-Type": "application/json"}).end(body));
+const small = JSON.stringify({data: {version: "ceiling"}});
+const bySize = new Map();
+const bodyOf = (url) => {
+  const bytes = Number(/[?&]bytes=(\\d+)/.exec(url)?.[1] ?? 0);
+  if (bytes === 0) return small;
+  if (!bySize.has(bytes)) bySize.set(bytes, JSON.stringify({data: "x".repeat(Math.max(0, bytes - 11))}));
+  return bySize.get(bytes);
+};
+const server = http.createServer((req, res) => res.writeHead(200, {"Content-Type": "application/json"}).end(bodyOf(req.url)));
 server.listen(0, "${HOST}", () => console.log(JSON.stringify({msg: "listening", port: server.address().port})));
 `;
 

@@ -5,6 +5,7 @@ import {sszTypesFor, type BeaconBlock, type SignedBeaconBlock} from "@lodestar/t
 import {fromHex, toHex} from "@lodestar/utils";
 import {ApiError, badRequest} from "./errors.ts";
 import type {BodyDef, DataCodec, MetaField, ParamCodec} from "./routes/types.ts";
+import {jsonTextOf} from "./jsonText.ts";
 
 /**
  * The building blocks of the route table: parameter codecs (string <-> value, with a clear
@@ -297,10 +298,14 @@ export function sszData<D, M>(select: (meta: M) => SszLike<D>, opts: {ssz: boole
   };
 }
 
-/** Response data that is a JSON list of ssz values. */
+/** Response data that is a JSON list of ssz values; the text of shared items is made once (jsonText.ts). */
 export function listData<D, M>(item: SszLike<D>): DataCodec<D[], M> {
   const codec = listJson(item);
-  return {toJson: (data) => codec.toJson(data), fromJson: (json) => codec.fromJson(json)};
+  return {
+    toJson: (data) => codec.toJson(data),
+    toJsonText: (data) => `[${data.map((v) => jsonTextOf(item, v, () => JSON.stringify(item.toJson(v)))).join(",")}]`,
+    fromJson: (json) => codec.fromJson(json),
+  };
 }
 
 /** Response data that is a JSON list of a type chosen by the metadata (`meta.version`). */

@@ -36,12 +36,22 @@ export function* coalesce(pieces: Iterable<string>, size = CHUNK_CHARS): Generat
   if (buffer !== "") yield buffer;
 }
 
+/** The text before the data of `{...fields, "data": <data>}`. */
+function envelopeHead(fields: Record<string, unknown>): string {
+  const head = JSON.stringify(fields);
+  return head === "{}" ? '{"data":' : `${head.slice(0, -1)},"data":`;
+}
+
 /** The pieces of `{...fields, "data": <data>}`: the text JSON.stringify gives for that object. */
 export function* envelopeChunks(fields: Record<string, unknown>, data: Iterable<string>): Generator<string> {
-  const head = JSON.stringify(fields);
-  yield head === "{}" ? '{"data":' : `${head.slice(0, -1)},"data":`;
+  yield envelopeHead(fields);
   yield* data;
   yield "}";
+}
+
+/** `{...fields, "data": <dataText>}` as JSON.stringify gives it, around data already in JSON text. */
+export function envelopeText(fields: Record<string, unknown>, dataText: string): string {
+  return `${envelopeHead(fields)}${dataText}}`;
 }
 
 function* arrayChunks<T>(items: Iterable<T>, toJson: (item: T) => unknown): Generator<string> {

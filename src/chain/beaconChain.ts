@@ -212,6 +212,7 @@ export class BeaconChain implements IBeaconChain {
   getStateBySlot(slot: Slot): Promise<CachedBeaconStateAllForks | null> { return this.reads.getStateBySlot(slot); }
   getStateByStateRoot(stateRoot: Root): Promise<CachedBeaconStateAllForks | null> { return this.reads.getStateByStateRoot(stateRoot); }
   getBlockByRoot(blockRoot: Root): Promise<SignedBeaconBlock | null> { return this.reads.getBlockByRoot(blockRoot); }
+  getBlockBytesByRoot(blockRoot: Root): Promise<Uint8Array | null> { return this.reads.getBlockBytesByRoot(blockRoot); }
   getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null> { return this.reads.getCanonicalBlockAtSlot(slot); }
   getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null> { return this.reads.getCanonicalBlockRootAtSlot(slot); }
   getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null> { return this.reads.getBlobSidecars(blockRoot); }

@@ -63,6 +63,10 @@ export class ChainReads {
     return this.deps.db.blocks.get(blockRoot);
   }
 
+  getBlockBytesByRoot(blockRoot: Root): Promise<Uint8Array | null> {
+    return this.deps.db.blocks.getBytes(blockRoot);
+  }
+
   async getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null> {
     const root = await this.getCanonicalBlockRootAtSlot(slot);
     return root ? this.deps.db.blocks.get(root) : null;

@@ -137,6 +137,10 @@ export interface IBeaconChain {
   getStateByStateRoot(stateRoot: Root): Promise<CachedBeaconStateAllForks | null>;
 
   getBlockByRoot(blockRoot: Root): Promise<SignedBeaconBlock | null>;
+  /** A block's SSZ bytes as stored (a SignedBeaconBlock of the fork at its slot), or null. */
+  getBlockBytesByRoot(blockRoot: Root): Promise<Uint8Array | null>;
+  /** The root of the canonical block at `slot`, or null when the slot is empty or unknown. */
+  getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null>;
   /** The canonical block at `slot`, or null when the slot is empty or unknown. */
   getCanonicalBlockAtSlot(slot: Slot): Promise<SignedBeaconBlock | null>;
   /** Whether the block is part of the canonical (head) chain. */

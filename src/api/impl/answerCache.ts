@@ -3,6 +3,7 @@ import type {Root} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import {latestBlockRoot} from "../../duties/index.ts";
+import {markShared} from "../jsonText.ts";
 
 /**
  * Answers that only change with the head, a slot or an epoch, computed once and served until the
@@ -52,7 +53,8 @@ export class AnswerCache {
     const value = await compute();
     // a flood of distinct keys (slots, validator lists) cannot grow it without bound
     if (entries.size >= maxEntries) entries.clear();
-    entries.set(key, value);
+    // shared by the requests that follow, so its JSON text is made once (and it must never change)
+    entries.set(key, markShared(value));
     return value;
   }
 }

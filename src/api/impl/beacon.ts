@@ -14,7 +14,7 @@ import {blindBlock, unblindBlock} from "./blindedBlocks.ts";
 import {type ApiContext, broadcast} from "./context.ts";
 import {answerCacheOf, headKey} from "./answerCache.ts";
 import {useNewerRoute} from "./newerRoute.ts";
-import {blockRootOf, isFinalizedSlot, resolveBlock, resolveState, selectedIndices} from "./resolve.ts";
+import {blockRootOf, isFinalizedSlot, resolveBlock, resolveState, resolveStoredBlock, selectedIndices} from "./resolve.ts";
 import {blobSidecars, blobsOfBlock, maxBlobsAt} from "./sidecars.ts";
 
 /** Handlers of the Beacon tag's genesis, state and block routes. */
@@ -190,8 +190,8 @@ export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {
   },
 
   async getBlockV2({blockId}, {chain}) {
-    const {block, executionOptimistic, finalized} = await resolveBlock(chain, blockId);
-    return {data: block, meta: {version: chain.config.getForkName(block.message.slot), executionOptimistic, finalized}};
+    const {stored, executionOptimistic, finalized} = await resolveStoredBlock(chain, blockId);
+    return {data: stored, meta: {version: chain.config.getForkName(stored.slot), executionOptimistic, finalized}};
   },
 
   async publishBlockV2({signedBlockContents, broadcastValidation, fork}, ctx) {

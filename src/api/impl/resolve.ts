@@ -6,6 +6,7 @@ import {cachedLatestBlockRoot} from "./answerCache.ts";
 import type {BlockId, StateId, ValidatorId} from "../codecs.ts";
 import {notFound} from "../errors.ts";
 import {lazyList} from "../streaming.ts";
+import {StoredBlock} from "../storedBlock.ts";
 
 /**
  * State and block ids to chain data: the one resolver every route with a `state_id` or
@@ -105,6 +106,37 @@ export function selectedIndices(state: CachedBeaconStateAllForks, ids: Validator
 /** The hash tree root of a signed block's message. */
 export function blockRootOf(chain: IBeaconChain, block: SignedBeaconBlock): Root {
   return chain.config.getForkTypes(block.message.slot).BeaconBlock.hashTreeRoot(block.message);
+}
+
+/** The root of the block `id` names (not yet known to exist when `id` is a root), or null. */
+async function findBlockRoot(chain: IBeaconChain, id: BlockId): Promise<Root | null> {
+  if (typeof id === "number") return chain.getCanonicalBlockRootAtSlot(id);
+  switch (id) {
+    case "head":
+      return chain.getHead().blockRoot;
+    case "genesis":
+      return chain.getCanonicalBlockRootAtSlot(0);
+    case "finalized": {
+      const {root} = chain.getFinalizedCheckpoint();
+      return isZero(root) ? chain.getCanonicalBlockRootAtSlot(0) : root;
+    }
+    default:
+      return fromHex(id);
+  }
+}
+
+export interface ResolvedStoredBlock extends Omit<ResolvedBlock, "block"> {
+  stored: StoredBlock;
+}
+
+/** The block `id` names, as its stored bytes (resolveBlock decodes it). */
+export async function resolveStoredBlock(chain: IBeaconChain, id: BlockId): Promise<ResolvedStoredBlock> {
+  const root = await findBlockRoot(chain, id);
+  const bytes = root && (await chain.getBlockBytesByRoot(root));
+  if (!root || !bytes) throw notFound("Block not found");
+  const stored = new StoredBlock(bytes, chain.config);
+  const canonical = typeof id === "string" && id.startsWith("0x") ? chain.isCanonical(root) : true;
+  return {stored, root, canonical, executionOptimistic: chain.isOptimistic(root), finalized: canonical && isFinalizedSlot(chain, stored.slot)};
 }
 
 export async function resolveBlock(chain: IBeaconChain, id: BlockId): Promise<ResolvedBlock> {

@@ -20,6 +20,7 @@ import {type ApiContext, assertHeadNotOptimistic, assertNotSyncing, broadcast} f
 import {assertAttestationFormat, submitEach} from "./pool.ts";
 import {notImplemented} from "./notImplemented.ts";
 import {answerCacheOf, headKey} from "./answerCache.ts";
+import {markShared} from "../jsonText.ts";
 import {indicesOf, stateForEpoch} from "./resolve.ts";
 
 /** Handlers of the Validator tag. */
@@ -82,14 +83,15 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     assertAtMostNextEpoch(ctx, epoch);
     const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1);
     const dependentRoot = attesterDependentRoot(state, epoch);
-    // the duties of every validator asked about so far in this epoch, by index (null: none)
+    // the duties of every validator asked about so far in this epoch, by index (null: none); an index, never an answer itself
+    // (it grows), while each duty in it is shared as it is
     const known = await answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${toRootHex(dependentRoot)}`, () => new Map<number, AttesterDuty | null>());
     const indices = indicesOf(state, validators);
     const missing = indices.filter((index) => !known.has(index));
     const computed = missing.length > 0 ? attesterDuties(state, epoch, missing) : [];
     if (known.size + missing.length <= MAX_CACHED_DUTIES_PER_EPOCH) {
       for (const index of missing) known.set(index, null);
-      for (const duty of computed) known.set(duty.validatorIndex, duty);
+      for (const duty of computed) known.set(duty.validatorIndex, markShared(duty));
     }
     const fresh = new Map(computed.map((duty) => [duty.validatorIndex, duty]));
     return {

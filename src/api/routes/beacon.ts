@@ -36,6 +36,7 @@ import {
   type SszLike,
 } from "../codecs.ts";
 import {streamedListData} from "../streaming.ts";
+import {type StoredBlock, storedBlockData} from "../storedBlock.ts";
 import {route, type BodyDef, type NoArgs} from "./types.ts";
 
 /** Routes of the Beacon tag: genesis, states and blocks (the operation pools are in pool.ts). */
@@ -231,13 +232,13 @@ export const beaconRoutes = {
     args: {slot: {in: "query", name: "slot", codec: optional(uintId)}, parentRoot: {in: "query", name: "parent_root", codec: optional(root)}},
     response: {kind: "data", data: listData(BlockHeaderResponseType), meta: chainMeta},
   }),
-  getBlockV2: route<{blockId: BlockId}, SignedBeaconBlock, VersionedChainMeta>({
+  getBlockV2: route<{blockId: BlockId}, SignedBeaconBlock, VersionedChainMeta, StoredBlock>({
     method: "GET",
     path: "/eth/v2/beacon/blocks/{block_id}",
     version: 2,
     tag: "Beacon",
     args: {blockId: blockIdArg},
-    response: {kind: "data", data: sszData((meta) => forkType(meta.version, "SignedBeaconBlock"), {ssz: true}), meta: versionedChainMeta},
+    response: {kind: "data", data: storedBlockData((meta) => forkType(meta.version, "SignedBeaconBlock")), meta: versionedChainMeta},
   }),
   /** 200 when imported; 202 when it passed `broadcast_validation` but failed full validation */
   publishBlockV2: route<{signedBlockContents: SignedBlockContents; broadcastValidation?: BroadcastValidation; fork: ForkName}, number>({

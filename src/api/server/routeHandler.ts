@@ -1,7 +1,8 @@
 import type {ChainForkConfig} from "@lodestar/config";
 import {ApiError, badRequest, renderError} from "../errors.ts";
 import type {BodyDef, EventSource, ParamDef, Route, WireFormat} from "../routes/types.ts";
-import {coalesce, envelopeChunks} from "../streaming.ts";
+import {coalesce, envelopeChunks, envelopeText} from "../streaming.ts";
+import {jsonTextOf} from "../jsonText.ts";
 import {MEDIA_TYPE, type WireRequest, type WireResponse} from "../wire.ts";
 import {declinedReason} from "../impl/notImplemented.ts";
 import {eventStreamResponse} from "./eventStream.ts";
@@ -81,8 +82,11 @@ function formatResult(route: Route, result: {data?: unknown; meta?: Record<strin
   if (response.unwrapped) return {status: 200, headers, body: JSON.stringify(response.data.toJson(result!.data, meta))};
   const chunks = response.data.toJsonChunks?.(result!.data, meta);
   if (chunks) return {status: 200, headers, body: coalesce(envelopeChunks(json, chunks))};
-  json.data = response.data.toJson(result!.data, meta);
-  return {status: 200, headers, body: JSON.stringify(json)};
+  const data = result!.data;
+  const text = jsonTextOf(response.data, data, () => response.data.toJsonText?.(data, meta) ?? JSON.stringify(response.data.toJson(data, meta)));
+  // undefined data has no `data` key (what JSON.stringify of the envelope gives)
+  if (text === undefined) return {status: 200, headers, body: JSON.stringify(json)};
+  return {status: 200, headers, body: envelopeText(json, text)};
 }
 
 /** An error answer; its message and failure messages are cut to `MAX_ECHOED_CHARS`, as they may echo input. */

@@ -94,6 +94,23 @@ describe("block attestations and blinded blocks (fulu)", () => {
     expect(body.attestations).toHaveLength(2);
   });
 
+  it("getBlockV2 as SSZ sends the stored bytes as they are: no decode and re-encode", async () => {
+    const stored = ssz.fulu.SignedBeaconBlock.serialize(withAttestations as fulu.SignedBeaconBlock);
+    const getBytes = t.chain.getBlockBytesByRoot;
+    // bytes the store holds, which a decode and re-encode would not give back unchanged: a spare byte after the block
+    t.chain.getBlockBytesByRoot = async () => Uint8Array.from([...stored, 0x99]);
+    try {
+      const res = await binary(request(app).get(`/eth/v2/beacon/blocks/${rootHex}`).set("Accept", "application/octet-stream")).expect(200);
+      expect(res.headers["eth-consensus-version"]).toBe("fulu");
+      expect(new Uint8Array(res.body)).toEqual(Uint8Array.from([...stored, 0x99]));
+    } finally {
+      t.chain.getBlockBytesByRoot = getBytes;
+    }
+    const json = await request(app).get(`/eth/v2/beacon/blocks/${rootHex}`).expect(200);
+    expect(json.body).toEqual({version: "fulu", ...BLOCK_META, data: ssz.fulu.SignedBeaconBlock.toJson(withAttestations as fulu.SignedBeaconBlock)});
+    await request(app).get("/eth/v2/beacon/blocks/7").expect(404);
+  });
+
   it("getBlindedBlock as SSZ: a blinded block with the full block's root", async () => {
     const res = await binary(request(app).get("/eth/v1/beacon/blinded_blocks/1").set("Accept", "application/octet-stream")).expect(200);
     expect(res.headers["content-type"]).toBe("application/octet-stream");

@@ -127,6 +127,14 @@ export class TestChain implements IBeaconChain {
   async getBlockByRoot(blockRoot: Root) {
     return rootEq(blockRoot, this.genesisRoot) ? this.genesisBlock : (this.addedBlocks.get(toHex(blockRoot)) ?? null);
   }
+  async getBlockBytesByRoot(blockRoot: Root) {
+    const block = await this.getBlockByRoot(blockRoot);
+    return block && this.config.getForkTypes(block.message.slot).SignedBeaconBlock.serialize(block);
+  }
+  async getCanonicalBlockRootAtSlot(slot: number) {
+    const block = await this.getCanonicalBlockAtSlot(slot);
+    return block && this.config.getForkTypes(block.message.slot).BeaconBlock.hashTreeRoot(block.message);
+  }
   async getCanonicalBlockAtSlot(slot: number) {
     return slot === 0 ? this.genesisBlock : ([...this.addedBlocks.values()].find((b) => b.message.slot === slot) ?? null);
   }

@@ -1,0 +1,30 @@
+/**
+ * The JSON text of answers that many requests share, made once. A handler marks a value shared
+ * when it keeps it to serve again (the answer cache does, for everything it holds) and promises
+ * never to change it afterwards; the server then serializes it once per codec, and later requests
+ * of the same value reuse the text. Values not marked are serialized every time, as a fresh value
+ * may be built from state that changes. Texts live as long as their values (weak maps), so they
+ * go when the answer cache drops the values.
+ */
+
+const shared = new WeakSet<object>();
+const texts = new WeakMap<object, WeakMap<object, string>>();
+
+/** Marks `value` as shared and never changed again; returns it. */
+export function markShared<T>(value: T): T {
+  if (typeof value === "object" && value !== null) shared.add(value);
+  return value;
+}
+
+/**
+ * The JSON text of `value` by `codec` (any object that stands for one way of writing it): from
+ * `compute` the first time, then kept if the value is shared.
+ */
+export function jsonTextOf(codec: object, value: unknown, compute: () => string): string {
+  if (typeof value !== "object" || value === null || !shared.has(value)) return compute();
+  let byValue = texts.get(codec);
+  if (!byValue) texts.set(codec, (byValue = new WeakMap()));
+  let text = byValue.get(value);
+  if (text === undefined) byValue.set(value, (text = compute()));
+  return text;
+}
