@@ -33,6 +33,7 @@ export function printComparison(runs: Runs, serverNames: string[]): void {
     if (timesPeer !== undefined && timesPeer < TARGETS.timesPeer) missed.push(`<${TARGETS.timesPeer}x peer`);
     if (ofCeiling < TARGETS.ofCeiling) missed.push(`<${TARGETS.ofCeiling * 100}% ceiling`);
     if (worstP99(ours) >= TARGETS.p99Ms) missed.push(`p99 ≥${TARGETS.p99Ms} ms`);
+    if (failures(ours) > 0) missed.push("failed requests");
     lines.push([
       name,
       bytes ? String(bytes) : "<1024",
@@ -40,7 +41,7 @@ export function printComparison(runs: Runs, serverNames: string[]): void {
       ...(timesPeer !== undefined ? [timesPeer.toFixed(2)] : []),
       sized.length > 0 ? range(sized) : "",
       ofCeiling.toFixed(2),
-      String(byServer.reduce((n, ms) => n + failures(ms), 0)),
+      byServer.map(failures).join("/"),
       small ? (missed.length === 0 ? "met" : missed.join(", ")) : "",
     ]);
   }
@@ -48,5 +49,5 @@ export function printComparison(runs: Runs, serverNames: string[]): void {
   const row = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   console.log(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
   console.log(`req/s: the range over the rounds; p99: the worst round; "x peer" and "of ceiling": ratios of the means. Answers over 1 KiB are compared
-with the bare server answering as many bytes ("ceiling req/s"), smaller ones with its small constant; "failed": non-2xx answers and errors.`);
+with the bare server answering as many bytes ("ceiling req/s"), smaller ones with its small constant; "failed": non-2xx answers and errors, per server.`);
 }
