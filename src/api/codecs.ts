@@ -6,6 +6,7 @@ import {fromHex, toHex} from "@lodestar/utils";
 import {ApiError, badRequest} from "./errors.ts";
 import type {BodyDef, DataCodec, MetaField, ParamCodec} from "./routes/types.ts";
 import {jsonTextOf} from "./jsonText.ts";
+import {mapInSlices} from "./workSlices.ts";
 
 /**
  * The building blocks of the route table: parameter codecs (string <-> value, with a clear
@@ -150,18 +151,21 @@ export type SszLike<T> = Pick<Type<T>, "toJson" | "fromJson" | "serialize" | "de
 
 /** A JSON list: each item converted with `item`; item errors name their index. */
 function listJson<T>(item: SszLike<T>) {
+  const itemFromJson = (v: unknown, i: number): T => {
+    try {
+      return item.fromJson(v);
+    } catch (e) {
+      throw new Error(`item ${i}: ${(e as Error).message}`);
+    }
+  };
+  const assertArray = (json: unknown): unknown[] => {
+    if (!Array.isArray(json)) throw new Error("expected a JSON array");
+    return json;
+  };
   return {
     toJson: (values: T[]) => values.map((v) => item.toJson(v)),
-    fromJson(json: unknown): T[] {
-      if (!Array.isArray(json)) throw new Error("expected a JSON array");
-      return json.map((v, i) => {
-        try {
-          return item.fromJson(v);
-        } catch (e) {
-          throw new Error(`item ${i}: ${(e as Error).message}`);
-        }
-      });
-    },
+    fromJson: (json: unknown): T[] => assertArray(json).map(itemFromJson),
+    fromJsonInSlices: (json: unknown): Promise<T[]> => mapInSlices(assertArray(json), itemFromJson),
   };
 }
 
@@ -221,6 +225,7 @@ export function listBody<T, O>(select: (others: O) => SszLike<T>, sszLimit?: num
   return {
     in: "body",
     fromJson: (json, others) => listJson(select(others)).fromJson(json),
+    fromJsonInSlices: (json, others) => listJson(select(others)).fromJsonInSlices(json),
     toJson: (values, others) => listJson(select(others)).toJson(values),
     ssz:
       sszLimit === undefined

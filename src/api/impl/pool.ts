@@ -9,6 +9,7 @@ import type {AttestationFilter, poolRoutes} from "../routes/pool.ts";
 import type {Handlers} from "../routes/types.ts";
 import {type ApiContext, broadcast} from "./context.ts";
 import {useNewerRoute} from "./newerRoute.ts";
+import {workSlicer} from "../workSlices.ts";
 
 /** Handlers of the Beacon tag's pool routes, and the batch rule every list submission follows. */
 
@@ -18,6 +19,8 @@ import {useNewerRoute} from "./newerRoute.ts";
  */
 export async function submitEach<T>(items: T[], what: string, submit: (item: T) => Promise<void>): Promise<void> {
   const failures: IndexedFailure[] = [];
+  // a large batch runs in slices: the node's own work goes on between them
+  const nextSlice = workSlicer();
   for (const [index, item] of items.entries()) {
     try {
       await submit(item);
@@ -25,6 +28,7 @@ export async function submitEach<T>(items: T[], what: string, submit: (item: T) 
       const message = err instanceof PoolError ? err.reason : renderError(err, `submit ${what}`).body.message;
       failures.push({index, message});
     }
+    await nextSlice();
   }
   if (failures.length > 0) throw new ApiError(400, `${failures.length} of ${items.length} ${what} failed`, failures);
 }

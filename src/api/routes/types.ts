@@ -39,6 +39,8 @@ export interface BodyDef<T, Others> {
    */
   text?: {formField: string; fromText(text: string, others: Others): T};
   fromJson(json: unknown, others: Others, config: ChainForkConfig): T;
+  /** the same conversion in slices that let the event loop in (lists, whose bodies can hold thousands of items) */
+  fromJsonInSlices?(json: unknown, others: Others, config: ChainForkConfig): Promise<T>;
   toJson(value: T, others: Others): unknown;
   /** present when the spec allows `application/octet-stream` request bodies */
   ssz?: {

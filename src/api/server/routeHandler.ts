@@ -9,6 +9,7 @@ import {eventStreamResponse} from "./eventStream.ts";
 import {requestFormat, responseFormat} from "./negotiation.ts";
 import {isTextBody, parseTextBody} from "./textBody.ts";
 import {truncateEcho} from "./limits.ts";
+import {parseJsonInSlices} from "./slicedJson.ts";
 
 /**
  * The one generic handler: negotiate, parse every argument with the route's codecs, call the
@@ -29,7 +30,7 @@ function rawParam(req: WireRequest, def: ParamDef<unknown>): string[] | undefine
   return Array.isArray(value) ? value : [value];
 }
 
-function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, others: Record<string, unknown>, config: ChainForkConfig): unknown {
+async function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, others: Record<string, unknown>, config: ChainForkConfig): Promise<unknown> {
   const contentType = headerValue(req, "content-type");
   if (def.text && isTextBody(contentType)) return parseTextBody(req.body, contentType, def, others, config);
   const format = requestFormat(contentType, def.ssz !== undefined);
@@ -41,13 +42,15 @@ function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, others: Rec
   let json: unknown;
   if (format === "json") {
     try {
-      json = JSON.parse(new TextDecoder().decode(req.body));
+      // a large body is parsed in slices, letting the node's own work in between
+      json = await parseJsonInSlices(req.body);
     } catch (e) {
       throw badRequest(`Invalid JSON body: ${(e as Error).message}`);
     }
   }
   try {
-    return format === "json" ? def.fromJson(json, others, config) : def.ssz!.deserialize(req.body, others, config);
+    if (format === "ssz") return def.ssz!.deserialize(req.body, others, config);
+    return def.fromJsonInSlices ? await def.fromJsonInSlices(json, others, config) : def.fromJson(json, others, config);
   } catch (e) {
     if (e instanceof ApiError) throw e;
     throw badRequest(`Invalid request body: ${(e as Error).message}`);
@@ -55,14 +58,14 @@ function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, others: Rec
 }
 
 /** Every argument of the route, parameters first (a body may depend on them, e.g. on the fork header). */
-export function parseArgs(route: Route, req: WireRequest, config: ChainForkConfig): Record<string, unknown> {
+export async function parseArgs(route: Route, req: WireRequest, config: ChainForkConfig): Promise<Record<string, unknown>> {
   const args: Record<string, unknown> = {};
   let body: [string, BodyDef<unknown, unknown>] | undefined;
   for (const [key, def] of Object.entries(route.args as Record<string, ParamDef<unknown> | BodyDef<unknown, unknown>>)) {
     if (def.in === "body") body = [key, def];
     else args[key] = def.codec.parse(rawParam(req, def), def.name);
   }
-  if (body) args[body[0]] = parseBody(req, body[1], args, config);
+  if (body) args[body[0]] = await parseBody(req, body[1], args, config);
   return args;
 }
 
@@ -110,7 +113,7 @@ export function createRouteHandler<Ctx extends {chain: {config: ChainForkConfig}
       // only responses with a body are negotiated; empty answers suit any Accept
       const format = response.kind === "data" ? responseFormat(headerValue(req, "accept"), sszResponse) : "json";
       if (format === null) throw new ApiError(406, "Accepted media type not supported");
-      const args = parseArgs(route, req, ctx.chain.config);
+      const args = await parseArgs(route, req, ctx.chain.config);
       return formatResult(route, await handler(args, ctx), format);
     } catch (err) {
       const {status, body} = renderError(err, route.operationId);
