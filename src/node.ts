@@ -21,7 +21,7 @@ import {NodeIdentity, loadOrCreateNodeKey} from "./network/identity.ts";
 import {startNetwork} from "./network/index.ts";
 import {readGenesisStateFile} from "./chain/genesis.ts";
 import {fetchCheckpointAnchor} from "./sync/checkpointSync.ts";
-import {inProcessTransport, startRestServer} from "./api/server/index.ts";
+import {applyRequestLimits, inProcessTransport, startRestServer} from "./api/server/index.ts";
 import {createApiClient, type Transport} from "./api/client.ts";
 import {createValidatorBeaconApi} from "./api/validatorApi.ts";
 import {startValidatorClient} from "./validator/index.ts";
@@ -97,8 +97,20 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     node: {...settings.apiView(VERSION), identity, isSyncing: () => network.isSyncing(), isElOffline: () => httpEngine?.isOffline() ?? false},
     network: network.api,
   };
+  // read by the REST server and the in-process transport of the node's own validators alike
+  applyRequestLimits({maxQueryIds: opts.restMaxQueryIds, maxBodyIds: opts.restMaxBodyIds, maxEventStreams: opts.restMaxEventStreams, eventQueueBytes: opts.restEventQueue * 1024 * 1024});
   const rest = opts.rest
-    ? await startRestServer({port: opts.restPort, address: opts.restAddress, allowOrigin: opts.restAllowOrigin ?? undefined, metricsRegistry: metrics?.registry, bodyLimit: opts.restBodyLimit * 1024 * 1024, limits: {maxConnections: opts.restMaxConnections, headerTimeoutSeconds: opts.restHeaderTimeout, idleTimeoutSeconds: opts.restIdleTimeout}}, ctx)
+    ? await startRestServer(
+        {
+          port: opts.restPort,
+          address: opts.restAddress,
+          allowOrigin: opts.restAllowOrigin ?? undefined,
+          metricsRegistry: metrics?.registry,
+          bodyLimit: opts.restBodyLimit * 1024 * 1024,
+          limits: {maxConnections: opts.restMaxConnections, headerTimeoutSeconds: opts.restHeaderTimeout, idleTimeoutSeconds: opts.restIdleTimeout},
+        },
+        ctx
+      )
     : null;
 
   const validator =

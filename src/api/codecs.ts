@@ -38,13 +38,20 @@ export function optional<T>(codec: ParamCodec<T>): ParamCodec<T | undefined> {
   };
 }
 
-/** A list: repeated (`id=1&id=2`) and comma-separated (`id=1,2`) forms; absent is the empty list. */
-export function list<T>(codec: ParamCodec<T>, maxItems?: number): ParamCodec<T[]> {
+/**
+ * How many validator ids one request may name, read at each request (`--rest-max-query-ids`,
+ * `--rest-max-body-ids`): in the query, the spec's `maxItems` (64) by default; in a POST body
+ * the spec sets no limit, and 5M ids would hold the event loop for seconds.
+ */
+export const idLimits = {query: 64, body: 100_000};
+
+/** A list: repeated (`id=1&id=2`) and comma-separated (`id=1,2`) forms; absent is the empty list; more than `maxItems()` is a 414. */
+export function list<T>(codec: ParamCodec<T>, maxItems?: () => number): ParamCodec<T[]> {
   return {
     parse(raw, name) {
       const items = (raw ?? []).flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s !== "");
-      if (maxItems !== undefined && items.length > maxItems) {
-        throw new ApiError(414, `Too many values in ${name}: ${items.length} (at most ${maxItems})`);
+      if (maxItems !== undefined && items.length > maxItems()) {
+        throw new ApiError(414, `Too many values in ${name}: ${items.length} (at most ${maxItems()})`);
       }
       return items.map((s) => codec.parse([s], name));
     },
@@ -237,10 +244,7 @@ export function listBody<T, O>(select: (others: O) => SszLike<T>, sszLimit?: num
   };
 }
 
-/** A JSON array of strings, each parsed by `parse` (null or absent is the empty list). */
-/** Validator ids in one POST body at most: a 400 beyond, before any id is parsed (the spec sets no limit; 5M ids would hold the event loop for seconds). */
-export const MAX_POST_IDS = 100_000;
-
+/** A JSON array of strings, each parsed by `parse` (null or absent is the empty list); more than `maxItems` is a 400, before any item is parsed. */
 export function parseStringList<T>(json: unknown, what: string, parse: (s: string) => T | undefined, maxItems?: number): T[] {
   if (json === undefined || json === null) return [];
   if (!Array.isArray(json)) throw new Error(`${what} must be an array`);

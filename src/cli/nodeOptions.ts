@@ -33,6 +33,11 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   restIdleTimeout: number;
   /** MiB */
   restBodyLimit: number;
+  restMaxQueryIds: number;
+  restMaxBodyIds: number;
+  restMaxEventStreams: number;
+  /** MiB */
+  restEventQueue: number;
   /** serve Prometheus metrics */
   metrics: boolean;
   metricsAddress: string;
@@ -131,6 +136,38 @@ validators it drives itself.`,
       default: "20",
       group: REST,
       help: "largest REST request body in MiB (a block with blobs is the largest a client sends); a larger one is a 413 and the connection is closed unread",
+      parse: (text) => integer(text, 1, 1024),
+    }),
+    restMaxQueryIds: option({
+      name: "rest-max-query-ids",
+      value: "N",
+      default: "64",
+      group: REST,
+      help: "validator ids one query may name (`?id=`; the spec's maxItems is 64); more is a 414",
+      parse: (text) => integer(text, 1, 1_000_000),
+    }),
+    restMaxBodyIds: option({
+      name: "rest-max-body-ids",
+      value: "N",
+      default: "100000",
+      group: REST,
+      help: "validator ids one POST body may name; more is a 400, before any id is read",
+      parse: (text) => integer(text, 1, 10_000_000),
+    }),
+    restMaxEventStreams: option({
+      name: "rest-max-event-streams",
+      value: "N",
+      default: "64",
+      group: REST,
+      help: "event streams (`/eth/v1/events`) open at once; one more is a 429",
+      parse: (text) => integer(text, 1, 65536),
+    }),
+    restEventQueue: option({
+      name: "rest-event-queue",
+      value: "MIB",
+      default: "4",
+      group: REST,
+      help: "MiB of events queued for one event-stream client that reads too slowly; past it the client is dropped",
       parse: (text) => integer(text, 1, 1024),
     }),
     restIdleTimeout: option({

@@ -22,7 +22,7 @@ import {
   optional,
   parseFork,
   parseStringList,
-  MAX_POST_IDS,
+  idLimits,
   parseValidatorId,
   preElectraListData,
   root,
@@ -96,7 +96,7 @@ const validatorsFilterBody = customBody<ValidatorsFilter, {stateId: StateId}>(
     if (typeof json !== "object" || json === null || Array.isArray(json)) throw new Error("expected a JSON object");
     const {ids, statuses} = json as Record<string, unknown>;
     const isStatus = (s: string) => ((VALIDATOR_STATUSES as readonly string[]).includes(s) ? (s as ValidatorStatusFilter) : undefined);
-    return {ids: parseStringList(ids, "ids", parseValidatorId, MAX_POST_IDS), statuses: parseStringList(statuses, "statuses", isStatus, MAX_POST_IDS)};
+    return {ids: parseStringList(ids, "ids", parseValidatorId, idLimits.body), statuses: parseStringList(statuses, "statuses", isStatus, idLimits.body)};
   },
   (value) => ({ids: value.ids.map(formatValidatorId), statuses: value.statuses})
 );
@@ -187,7 +187,7 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {
       stateId: stateIdArg,
-      id: {in: "query", name: "id", codec: list(validatorId, 64)},
+      id: {in: "query", name: "id", codec: list(validatorId, () => idLimits.query)},
       status: {in: "query", name: "status", codec: list(oneOf(VALIDATOR_STATUSES))},
     },
     response: {kind: "data", data: validatorsData, meta: chainMeta},

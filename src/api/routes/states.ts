@@ -12,7 +12,7 @@ import {
   list,
   optional,
   parseStringList,
-  MAX_POST_IDS,
+  idLimits,
   parseValidatorId,
   sszData,
   stateId,
@@ -60,7 +60,7 @@ export function validatorIdsBody<O>(): BodyDef<ValidatorId[], O> {
   return {
     in: "body",
     optional: true,
-    fromJson: (json) => parseStringList(json, "validator ids", parseValidatorId, MAX_POST_IDS),
+    fromJson: (json) => parseStringList(json, "validator ids", parseValidatorId, idLimits.body),
     toJson: (ids) => ids.map(formatValidatorId),
   };
 }
@@ -88,7 +88,7 @@ export const stateRoutes = {
     path: "/eth/v1/beacon/states/{state_id}/validator_balances",
     version: 1,
     tag: "Beacon",
-    args: {stateId: stateIdArg, id: {in: "query", name: "id", codec: list(validatorId, 64)}},
+    args: {stateId: stateIdArg, id: {in: "query", name: "id", codec: list(validatorId, () => idLimits.query)}},
     response: {kind: "data", data: balancesData, meta: chainMeta},
   }),
   postStateValidatorBalances: route<{stateId: StateId; ids: ValidatorId[]}, ValidatorBalance[], ChainMeta, Iterable<ValidatorBalance>>({

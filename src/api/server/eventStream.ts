@@ -3,6 +3,7 @@ import {Readable} from "node:stream";
 import {pipeline} from "node:stream/promises";
 import type {ReadableStream as NodeReadableStream} from "node:stream/web";
 import {getLogger} from "../../log.ts";
+import {ApiError} from "../errors.ts";
 import type {EventCodec, EventSource} from "../routes/types.ts";
 import {EVENT_STREAM_MEDIA_TYPE, SSE_KEEP_ALIVE, formatSseEvent} from "../sse.ts";
 import type {WireResponse} from "../wire.ts";
@@ -22,10 +23,16 @@ export const eventStreamLimits = {
   maxQueuedChars: 4 * 1024 * 1024,
   /** how often a comment line is sent, so idle connections stay open through proxies */
   keepAliveMs: 15_000,
+  /** event streams open at once (`--rest-max-event-streams`); one more is a 429 */
+  maxClients: 64,
 };
 
+let openStreams = 0;
+
 export function eventStreamResponse<E>(source: EventSource<E>, codec: EventCodec<E>, operationId: string): WireResponse {
-  const {maxQueuedChars, keepAliveMs} = eventStreamLimits;
+  const {maxQueuedChars, keepAliveMs, maxClients} = eventStreamLimits;
+  if (openStreams >= maxClients) throw new ApiError(429, `Too many event stream clients: ${openStreams} open (at most ${maxClients})`);
+  openStreams++;
   let stop: () => void = () => {};
   const eventStream = new ReadableStream<string>(
     {
@@ -47,6 +54,7 @@ export function eventStreamResponse<E>(source: EventSource<E>, codec: EventCodec
         stop = () => {
           if (stopped) return;
           stopped = true;
+          openStreams--;
           clearInterval(timer);
           unsubscribe();
         };

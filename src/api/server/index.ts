@@ -10,7 +10,8 @@ import {routes} from "../routes/index.ts";
 import type {Route} from "../routes/types.ts";
 import {declinedReason} from "../impl/notImplemented.ts";
 import {isChunked, type WireRequest, type WireResponse} from "../wire.ts";
-import {writeEventStream} from "./eventStream.ts";
+import {eventStreamLimits, writeEventStream} from "./eventStream.ts";
+import {idLimits} from "../codecs.ts";
 import {createRouteHandler, errorResponse, type RouteHandler} from "./routeHandler.ts";
 import {requestObserver} from "./requestHooks.ts";
 import type {Registry} from "prom-client";
@@ -29,6 +30,21 @@ export interface RestServerOptions {
   metricsRegistry?: Registry;
   /** connections, header, request and idle timeouts (defaults: `DEFAULT_CONNECTION_LIMITS`) */
   limits?: Partial<ConnectionLimits>;
+}
+
+export interface RequestLimits {
+  maxQueryIds?: number;
+  maxBodyIds?: number;
+  maxEventStreams?: number;
+  eventQueueBytes?: number;
+}
+
+/** What one request may ask for: limits the route table's codecs and the event streams read at each request, over HTTP and in-process. */
+export function applyRequestLimits(limits: RequestLimits): void {
+  if (limits.maxQueryIds !== undefined) idLimits.query = limits.maxQueryIds;
+  if (limits.maxBodyIds !== undefined) idLimits.body = limits.maxBodyIds;
+  if (limits.maxEventStreams !== undefined) eventStreamLimits.maxClients = limits.maxEventStreams;
+  if (limits.eventQueueBytes !== undefined) eventStreamLimits.maxQueuedChars = limits.eventQueueBytes;
 }
 
 export type RestServer = ListeningServer;

@@ -205,6 +205,23 @@ describe("GET /eth/v1/events", () => {
     await until(() => listenerTotal() === 0, "the listeners to go");
   });
 
+  it("refuses event streams beyond the cap with a 429, and takes new ones once others close", async () => {
+    eventStreamLimits.maxClients = 2;
+    const first = await openStream("topics=head");
+    const second = await openStream("topics=head");
+    const third = await openStream("topics=head");
+    expect([first.res.statusCode, second.res.statusCode, third.res.statusCode]).toEqual([200, 200, 429]);
+    await until(() => third.text !== "", "the refusal's body");
+    expect(JSON.parse(third.text)).toEqual({code: 429, message: "Too many event stream clients: 2 open (at most 2)"});
+    first.close();
+    await until(() => listenerTotal() === 1, "the first stream's listener to go");
+    const fourth = await openStream("topics=head");
+    expect(fourth.res.statusCode).toBe(200);
+    second.close();
+    fourth.close();
+    await until(() => listenerTotal() === 0, "the listeners to go");
+  });
+
   it("sends keep-alive comment lines while idle", async () => {
     eventStreamLimits.keepAliveMs = 20;
     const client = await openStream("topics=head");

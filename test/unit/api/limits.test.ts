@@ -1,7 +1,7 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {connect, type Socket} from "node:net";
 import {once} from "node:events";
-import {startRestServer, type RestServer} from "../../../src/api/server/index.ts";
+import {applyRequestLimits, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
 import {createTestContext} from "./testContext.ts";
 import {createJsonRpc, startCompatServer, type CompatServer} from "../../../compat/server.ts";
 import type {WireResponse} from "../../../src/api/wire.ts";
@@ -136,6 +136,23 @@ describe("REST errors echo bounded input", () => {
     const ids = Array.from({length: 65}, (_, i) => i).join(",");
     const res = await fetch(`http://127.0.0.1:${rest.port}/eth/v1/beacon/states/head/validators?id=${ids}`);
     expect(res.status).toBe(414);
+  });
+
+  it("--rest-max-query-ids and --rest-max-body-ids move both caps", async () => {
+    const get = (n: number) => fetch(`http://127.0.0.1:${rest.port}/eth/v1/beacon/states/head/validators?id=${Array.from({length: n}, (_, i) => i).join(",")}`);
+    const post = (n: number) =>
+      fetch(`http://127.0.0.1:${rest.port}/eth/v1/beacon/states/head/validator_balances`, {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(Array.from({length: n}, (_, i) => String(i)))});
+    applyRequestLimits({maxQueryIds: 1000, maxBodyIds: 10});
+    try {
+      expect((await get(1000)).status).toBe(200);
+      const tooMany = await get(1001);
+      expect([tooMany.status, ((await tooMany.json()) as {message: string}).message]).toEqual([414, "Too many values in id: 1001 (at most 1000)"]);
+      expect((await post(10)).status).toBe(200);
+      expect((await post(11)).status).toBe(400);
+    } finally {
+      applyRequestLimits({maxQueryIds: 64, maxBodyIds: 100_000});
+    }
+    expect((await get(65)).status).toBe(414);
   });
 });
 
