@@ -171,6 +171,11 @@ export class BeaconChain implements IBeaconChain {
     return this.clock.currentSlot();
   }
 
+  /** Milliseconds since the start of `slot` on the node's clock (negative before it). */
+  msIntoSlot(slot: Slot): number {
+    return this.clock.msIntoSlot(slot);
+  }
+
   getHead(): HeadInfo {
     return {
       slot: this.head.slot,

@@ -25,6 +25,9 @@ describe("observeChain", () => {
       },
       getHeadState: () => state as unknown as CachedBeaconStateAllForks,
       cachedStateCount: () => 7,
+      // the clock: 2.5 s into slot 100, 4-second slots
+      msIntoSlot: (slot: number) => (100 - slot) * 4000 + 2500,
+      config: {SECONDS_PER_SLOT: 4},
       pools: {
         attestations: {getAll: () => [1, 2, 3]},
         opPool: {getProposerSlashings: none, getAttesterSlashings: none, getVoluntaryExits: () => [1], getBlsToExecutionChanges: none},
@@ -62,5 +65,23 @@ describe("observeChain", () => {
     chain.emitter.emit("chain_reorg", reorg);
     expect(sampleValue(parseExposition(await registry.metrics()), "beacon_reorgs_total")).toBe(2);
     expect(chain.emitter.listenerCount("chain_reorg")).toBe(0);
+  });
+
+  it("beacon_block_delay_count: seconds from each block's slot start to its import; sync imports of old blocks left out", async () => {
+    const registry = new Registry();
+    const chain = fakeChain();
+    const stop = observeChain(registry, chain, () => 0);
+    const root = new Uint8Array(32);
+    chain.emitter.emit("block", {slot: 100, block: root}); // 2.5 s late
+    chain.emitter.emit("block", {slot: 99, block: root}); // 6.5 s late
+    chain.emitter.emit("block", {slot: 10, block: root}); // range sync: not a delay
+    const e = parseExposition(await registry.metrics());
+    expect(sampleValue(e, "beacon_block_delay_count_count")).toBe(2);
+    expect(sampleValue(e, "beacon_block_delay_count_sum")).toBe(9);
+    expect(sampleValue(e, "beacon_block_delay_count_bucket", {le: "2"})).toBe(0);
+    expect(sampleValue(e, "beacon_block_delay_count_bucket", {le: "4"})).toBe(1);
+    expect(sampleValue(e, "beacon_block_delay_count_bucket", {le: "8"})).toBe(2);
+    stop();
+    expect(chain.emitter.listenerCount("block")).toBe(0);
   });
 });
