@@ -163,64 +163,90 @@ function rssMb(pid: number): number {
 
 const REQUEST_TIMEOUT_MS = 15_000;
 
-/** Runs a campaign against a fresh dev node process. */
-export async function runFuzz(opts: {requests: number; seed: number; concurrency?: number; log?: (line: string) => void}): Promise<FuzzReport> {
+export interface FuzzOptions {
+  requests: number;
+  seed: number;
+  concurrency?: number;
+  log?: (line: string) => void;
+  /** ends the campaign early when it returns true (checked before each request) */
+  stop?: () => boolean;
+}
+
+/** A running node to fuzz: its REST and JSON-RPC base URLs, its process id and its exit. */
+export interface FuzzTarget {
+  rest: string;
+  rpc: string;
+  pid: number;
+  exited: Promise<unknown>;
+}
+
+/** Starts a dev node with REST and JSON-RPC, as `npm run fuzz` and `npm run bench:abuse` fuzz it. */
+export async function startFuzzTarget(extraArgs: string[] = []): Promise<{node: NodeProcess; target: FuzzTarget; remove: () => void}> {
   const data = tempDataDir("fuzz");
-  const node = new NodeProcess(["node", "--rest", "--rest-port", "0", "--rpc", "--rpc-port", "0", "--data-dir", data.dir, "--seconds-per-slot", "2", "--validators", "64"]);
-  const started = Date.now();
+  const node = new NodeProcess(["node", "--rest", "--rest-port", "0", "--rpc", "--rpc-port", "0", "--data-dir", data.dir, "--seconds-per-slot", "2", "--validators", "64", ...extraArgs]);
+  const rest = await node.restUrl();
+  const rpcLine = await node.waitForLog((l) => l.msg === "JSON-RPC listening", 30_000, "JSON-RPC to listen");
+  return {node, target: {rest, rpc: `http://127.0.0.1:${rpcLine.port}`, pid: node.proc.pid!, exited: node.exited}, remove: () => data.remove()};
+}
+
+/** Runs a campaign against a fresh dev node process. */
+export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
+  const {node, target, remove} = await startFuzzTarget();
   try {
-    const rest = await node.restUrl();
-    const rpcLine = await node.waitForLog((l) => l.msg === "JSON-RPC listening", 30_000, "JSON-RPC to listen");
-    const rpc = `http://127.0.0.1:${rpcLine.port}`;
-    const pid = node.proc.pid!;
-    const report: FuzzReport = {seed: opts.seed, requests: 0, byStatus: {}, serverErrors: 0, serverErrorSamples: [], crashed: false, connectionErrorSamples: [], timeouts: 0, rssStartMb: rssMb(pid), rssMaxGrowthMb: 0, seconds: 0};
-    const gen = new Generator(opts.seed);
-    let issued = 0;
-    const one = async (): Promise<void> => {
-      const req = gen.next();
-      const url = (req.rpc ? rpc : rest) + req.path;
-      let status: string;
-      try {
-        const res = await fetch(url, {method: req.method, headers: req.headers, body: req.body as Uint8Array<ArrayBuffer> | undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)});
-        status = String(res.status);
-        // an event stream that was opened stays open: the answer's status is what is checked
-        await (res.headers.get("content-type")?.startsWith("text/event-stream") ? res.body?.cancel() : res.arrayBuffer());
-        if (res.status >= 500 && res.status !== 501) {
-          report.serverErrors++;
-          if (report.serverErrorSamples.length < 10) report.serverErrorSamples.push(`${res.status} ${req.method} ${url.slice(0, 200)} ${JSON.stringify(req.headers).slice(0, 200)} body ${req.body?.length ?? 0} B`);
-        }
-      } catch (e) {
-        const name = (e as Error).name;
-        status = name === "TimeoutError" ? "timeout" : "connection-error";
-        if (status === "timeout") report.timeouts++;
-        else if (report.connectionErrorSamples.length < 5) report.connectionErrorSamples.push(`${(e as Error).cause ?? e} ${req.method} ${url.slice(0, 120)} ${JSON.stringify(req.headers).slice(0, 120)} body ${req.body?.length ?? 0} B`);
-      }
-      report.byStatus[status] = (report.byStatus[status] ?? 0) + 1;
-      report.requests++;
-    };
-    const worker = async (): Promise<void> => {
-      while (issued < opts.requests && !report.crashed) {
-        issued++;
-        await one();
-        if (report.requests % 1000 === 0) {
-          report.rssMaxGrowthMb = Math.max(report.rssMaxGrowthMb, rssMb(pid) - report.rssStartMb);
-          opts.log?.(`${report.requests} requests, ${report.serverErrors} 5xx, RSS +${report.rssMaxGrowthMb.toFixed(0)} MB`);
-        }
-      }
-    };
-    let finished = false;
-    const died = node.exited.then(() => {
-      if (!finished) report.crashed = true;
-    });
-    await Promise.race([Promise.all(Array.from({length: opts.concurrency ?? 8}, worker)), died]);
-    finished = true;
-    if (!report.crashed) report.rssMaxGrowthMb = Math.max(report.rssMaxGrowthMb, rssMb(pid) - report.rssStartMb);
-    report.seconds = (Date.now() - started) / 1000;
-    return report;
+    return await fuzz(target, opts);
   } finally {
     await node.stop();
-    data.remove();
+    remove();
   }
+}
+
+/** Runs a campaign against a running node. */
+export async function fuzz({rest, rpc, pid, exited}: FuzzTarget, opts: FuzzOptions): Promise<FuzzReport> {
+  const started = Date.now();
+  const report: FuzzReport = {seed: opts.seed, requests: 0, byStatus: {}, serverErrors: 0, serverErrorSamples: [], crashed: false, connectionErrorSamples: [], timeouts: 0, rssStartMb: rssMb(pid), rssMaxGrowthMb: 0, seconds: 0};
+  const gen = new Generator(opts.seed);
+  let issued = 0;
+  const one = async (): Promise<void> => {
+    const req = gen.next();
+    const url = (req.rpc ? rpc : rest) + req.path;
+    let status: string;
+    try {
+      const res = await fetch(url, {method: req.method, headers: req.headers, body: req.body as Uint8Array<ArrayBuffer> | undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)});
+      status = String(res.status);
+      // an event stream that was opened stays open: the answer's status is what is checked
+      await (res.headers.get("content-type")?.startsWith("text/event-stream") ? res.body?.cancel() : res.arrayBuffer());
+      if (res.status >= 500 && res.status !== 501) {
+        report.serverErrors++;
+        if (report.serverErrorSamples.length < 10) report.serverErrorSamples.push(`${res.status} ${req.method} ${url.slice(0, 200)} ${JSON.stringify(req.headers).slice(0, 200)} body ${req.body?.length ?? 0} B`);
+      }
+    } catch (e) {
+      const name = (e as Error).name;
+      status = name === "TimeoutError" ? "timeout" : "connection-error";
+      if (status === "timeout") report.timeouts++;
+      else if (report.connectionErrorSamples.length < 5) report.connectionErrorSamples.push(`${(e as Error).cause ?? e} ${req.method} ${url.slice(0, 120)} ${JSON.stringify(req.headers).slice(0, 120)} body ${req.body?.length ?? 0} B`);
+    }
+    report.byStatus[status] = (report.byStatus[status] ?? 0) + 1;
+    report.requests++;
+  };
+  const worker = async (): Promise<void> => {
+    while (issued < opts.requests && !report.crashed && !opts.stop?.()) {
+      issued++;
+      await one();
+      if (report.requests % 1000 === 0) {
+        report.rssMaxGrowthMb = Math.max(report.rssMaxGrowthMb, rssMb(pid) - report.rssStartMb);
+        opts.log?.(`${report.requests} requests, ${report.serverErrors} 5xx, RSS +${report.rssMaxGrowthMb.toFixed(0)} MB`);
+      }
+    }
+  };
+  let finished = false;
+  const died = exited.then(() => {
+    if (!finished) report.crashed = true;
+  });
+  await Promise.race([Promise.all(Array.from({length: opts.concurrency ?? 8}, worker)), died]);
+  finished = true;
+  if (!report.crashed) report.rssMaxGrowthMb = Math.max(report.rssMaxGrowthMb, rssMb(pid) - report.rssStartMb);
+  report.seconds = (Date.now() - started) / 1000;
+  return report;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
