@@ -5,6 +5,7 @@ import type {Route} from "../src/api/routes/types.ts";
 import type {WireRequest, WireResponse} from "../src/api/wire.ts";
 import {listen, type ListeningServer} from "../src/api/server/listen.ts";
 import {createLimitedServer, truncateEcho, type ConnectionLimits} from "../src/api/server/limits.ts";
+import {parseJsonInSlices} from "../src/api/server/slicedJson.ts";
 import {getLogger} from "../src/log.ts";
 import {InvalidParamsError, buildRequest, exactIntegers, scalarText, toLegacyNumbers, type Encoding} from "./adapters.ts";
 import type {ReadRest} from "./fillers.ts";
@@ -50,7 +51,7 @@ export const DEFAULT_MAX_WORK = 4096;
 /** Calls of a batch started together; the event loop is given back between slices so the chain's timers run. */
 const BATCH_SLICE = 16;
 /** Requests longer than this are checked against the limits from a plain parse first. */
-const PLAIN_PRECHECK_CHARS = 256 * 1024;
+const PLAIN_PRECHECK_BYTES = 256 * 1024;
 
 export type CompatServer = ListeningServer;
 
@@ -185,7 +186,7 @@ export async function callLegacyMethod(method: LegacyMethod, params: unknown, op
 }
 
 /** The JSON-RPC server: answers the text of a request (one call or a batch) with the text of its reply; undefined for notifications only. */
-export function createJsonRpc(opts: CompatOptions): (requestText: string) => Promise<string | undefined> {
+export function createJsonRpc(opts: CompatOptions): (requestBody: string | Uint8Array) => Promise<string | undefined> {
   const handlers: Record<string, (params: unknown) => Promise<unknown>> = {};
   for (const method of legacyMethods.values()) {
     handlers[method.name] = async (params) => {
@@ -226,13 +227,15 @@ export function createJsonRpc(opts: CompatOptions): (requestText: string) => Pro
     return JSON.stringify({jsonrpc: "2.0", id, error: rpcError(-32600, `Invalid Request: ${work} units of work (at most ${maxWork}: one per call, per item of an array param, per comma-separated value)`)});
   };
   const parseError = (e: unknown): string => JSON.stringify({jsonrpc: "2.0", id: null, error: rpcError(-32700, "Parse error", truncateEcho((e as Error).message))});
-  return async (requestText) => {
-    // the exact-integer reviver costs seconds on megabytes of input: a large request is first
-    // parsed plainly (much faster) and checked against the limits, and only then read exactly
-    if (requestText.length > PLAIN_PRECHECK_CHARS) {
+  return async (requestBody) => {
+    const bytes = typeof requestBody === "string" ? new TextEncoder().encode(requestBody) : requestBody;
+    // parsed in slices that let the node's own work in; the exact-integer reviver costs seconds on
+    // megabytes of input: a large request is first parsed plainly (much faster) and checked against
+    // the limits, and only then read exactly
+    if (bytes.length > PLAIN_PRECHECK_BYTES) {
       let plain: unknown;
       try {
-        plain = JSON.parse(requestText);
+        plain = await parseJsonInSlices(bytes);
       } catch (e) {
         return parseError(e);
       }
@@ -241,7 +244,7 @@ export function createJsonRpc(opts: CompatOptions): (requestText: string) => Pro
     }
     let request: unknown;
     try {
-      request = JSON.parse(requestText, exactIntegers);
+      request = await parseJsonInSlices(bytes, {reviver: exactIntegers});
     } catch (e) {
       return parseError(e);
     }
@@ -330,8 +333,8 @@ function invalidRequest(request: unknown): object | undefined {
   return {jsonrpc: "2.0", id, error: rpcError(-32600, `Invalid Request: ${problem}`)};
 }
 
-/** The body as text, or null once it is over BODY_LIMIT (the rest is left unread: the connection is closed). */
-function readBody(req: IncomingMessage): Promise<string | null> {
+/** The body, or null once it is over BODY_LIMIT (the rest is left unread: the connection is closed). */
+function readBody(req: IncomingMessage): Promise<Uint8Array | null> {
   // refused from its Content-Length alone, before any of it is read
   if (Number(req.headers["content-length"]) > BODY_LIMIT) return Promise.resolve(null);
   return new Promise((resolve, reject) => {
@@ -344,7 +347,10 @@ function readBody(req: IncomingMessage): Promise<string | null> {
       resolve(null);
     };
     req.on("data", onData);
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      resolve(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+    });
     req.on("error", reject);
   });
 }
@@ -354,7 +360,7 @@ function isJson(req: IncomingMessage): boolean {
 }
 
 /** The HTTP side: POST with a JSON body, on any path, as the removed interface took it. */
-async function serve(rpc: (text: string) => Promise<string | undefined>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(rpc: (body: Uint8Array) => Promise<string | undefined>, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== "POST") {
     res.writeHead(405, {allow: "POST", "content-type": "text/plain"}).end("JSON-RPC takes POST requests\n");
     return;
@@ -364,13 +370,13 @@ async function serve(rpc: (text: string) => Promise<string | undefined>, req: In
     res.writeHead(415, {"content-type": "text/plain"}).end("JSON-RPC takes Content-Type: application/json\n");
     return;
   }
-  const text = await readBody(req);
-  if (text === null) {
+  const body = await readBody(req);
+  if (body === null) {
     // the rest of the body is not read: the connection closes after the answer
     res.writeHead(413, {"content-type": "text/plain", connection: "close"}).end(`request body over ${BODY_LIMIT} bytes\n`, () => req.socket.destroy());
     return;
   }
-  const reply = await rpc(text);
+  const reply = await rpc(body);
   if (reply === undefined) res.writeHead(204).end();
   else res.writeHead(200, {"content-type": "application/json; charset=utf-8"}).end(reply);
 }

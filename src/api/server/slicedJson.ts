@@ -15,6 +15,11 @@ export interface SlicedJsonOptions {
   maxSplitDepth?: number;
   /** lets the event loop in (default: setImmediate) */
   yieldToLoop?: () => Promise<void>;
+  /**
+   * JSON.parse's reviver, for one that reads only the value and its source text: each slice is
+   * parsed apart, so the key and holder it is called with are those within the slice
+   */
+  reviver?: (key: string, value: unknown, context?: {source?: string}) => unknown;
 }
 
 const QUOTE = 0x22;
@@ -39,8 +44,9 @@ function syntaxError(message: string, at: number): SyntaxError {
 
 export async function parseJsonInSlices(bytes: Uint8Array, opts: SlicedJsonOptions = {}): Promise<unknown> {
   const sliceBytes = opts.sliceBytes ?? 256 * 1024;
-  if (bytes.length <= sliceBytes) return JSON.parse(decoder.decode(bytes));
-  const parser = new SlicedParser(bytes, sliceBytes, opts.maxSplitDepth ?? 4, opts.yieldToLoop ?? setImmediateYield);
+  const reviver = opts.reviver as ((this: unknown, key: string, value: unknown) => unknown) | undefined;
+  if (bytes.length <= sliceBytes) return JSON.parse(decoder.decode(bytes), reviver);
+  const parser = new SlicedParser(bytes, sliceBytes, opts.maxSplitDepth ?? 4, opts.yieldToLoop ?? setImmediateYield, reviver);
   const start = parser.skipSpace(0);
   const end = parser.valueEnd(start);
   if (parser.skipSpace(end) !== bytes.length) throw syntaxError("Unexpected non-whitespace character after JSON", parser.skipSpace(end));
@@ -55,12 +61,18 @@ class SlicedParser {
   private readonly sliceBytes: number;
   private readonly maxSplitDepth: number;
   private readonly yieldToLoop: () => Promise<void>;
+  private readonly reviver?: (this: unknown, key: string, value: unknown) => unknown;
 
-  constructor(bytes: Uint8Array, sliceBytes: number, maxSplitDepth: number, yieldToLoop: () => Promise<void>) {
+  constructor(bytes: Uint8Array, sliceBytes: number, maxSplitDepth: number, yieldToLoop: () => Promise<void>, reviver?: (this: unknown, key: string, value: unknown) => unknown) {
     this.bytes = bytes;
     this.sliceBytes = sliceBytes;
     this.maxSplitDepth = maxSplitDepth;
     this.yieldToLoop = yieldToLoop;
+    this.reviver = reviver;
+  }
+
+  private jsonParse(text: string): unknown {
+    return JSON.parse(text, this.reviver);
   }
 
   skipSpace(i: number): number {
@@ -122,7 +134,7 @@ class SlicedParser {
     const open = this.bytes[start];
     if (end - start <= this.sliceBytes || depth >= this.maxSplitDepth || (open !== OPEN_ARRAY && open !== OPEN_OBJECT)) {
       await this.account(end - start);
-      return JSON.parse(this.text(start, end));
+      return this.jsonParse(this.text(start, end));
     }
     return open === OPEN_ARRAY ? this.parseArray(start, end, depth) : this.parseObject(start, end, depth);
   }
@@ -164,7 +176,7 @@ class SlicedParser {
     const flush = async (): Promise<void> => {
       if (runStart === -1) return;
       await this.account(runEnd - runStart);
-      for (const item of JSON.parse(`[${this.text(runStart, runEnd)}]`) as unknown[]) result.push(item);
+      for (const item of this.jsonParse(`[${this.text(runStart, runEnd)}]`) as unknown[]) result.push(item);
       runStart = -1;
     };
     for (const {itemStart, itemEnd} of this.items(start, end, false)) {
@@ -190,7 +202,7 @@ class SlicedParser {
     const flush = async (): Promise<void> => {
       if (runStart === -1) return;
       await this.account(runEnd - runStart);
-      const run = JSON.parse(`{${this.text(runStart, runEnd)}}`) as Record<string, unknown>;
+      const run = this.jsonParse(`{${this.text(runStart, runEnd)}}`) as Record<string, unknown>;
       for (const key of Object.keys(run)) set(key, run[key]);
       runStart = -1;
     };

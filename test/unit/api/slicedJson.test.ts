@@ -91,6 +91,12 @@ describe("JSON parsed in slices", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it("applies a reviver that reads only the value and its source text, as JSON.parse does", async () => {
+    const exact = (_key: string, value: unknown, context?: {source?: string}) => (typeof value === "number" && !Number.isSafeInteger(value) ? `exact:${context?.source}` : value);
+    const text = JSON.stringify({a: [1, 2, {b: 3}], c: "d"}).replace("3", "18446744073709551616").replace("[1,", "[1.5e400,");
+    expect(await parseJsonInSlices(encode(text), {...tiny, reviver: exact})).toEqual(JSON.parse(text, exact as never));
+  });
+
   it("lets the event loop in while it parses a large body", async () => {
     const items = Array.from({length: 20_000}, (_, i) => ({index: String(i), root: "0x" + "cd".repeat(32)}));
     const text = JSON.stringify({data: items, tail: "end"});
