@@ -8,6 +8,7 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {createInterface} from "node:readline";
 import {fileURLToPath} from "node:url";
+import {nodeImportRate} from "./segment.ts";
 
 process.env.LODESTAR_PRESET ??= "minimal";
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
@@ -92,36 +93,6 @@ function blockArrivals(base: string, signal: AbortSignal): Map<string, number> {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-/** Imports `blocks` into a fresh chain on `genesis` in this process: the raw import rate. */
-async function rawImportRate(genesis: Uint8Array, blockBytes: Uint8Array[], genesisTime: number): Promise<number> {
-  const {devChainConfig} = await import("../src/config/chainConfig.ts");
-  const {BeaconDb} = await import("../src/db/beaconDb.ts");
-  const {MockExecutionEngine} = await import("../src/execution/mockEngine.ts");
-  const {initChain} = await import("../src/chain/init.ts");
-  const {Clock} = await import("../src/clock/clock.ts");
-  const {SLOTS_PER_EPOCH} = await import("@lodestar/params");
-  const {initLogging, parseLogDirective} = await import("../src/log.ts");
-  initLogging({directive: parseLogDirective("WARN"), format: "json"});
-  const config = devChainConfig({secondsPerSlot: SECONDS_PER_SLOT, genesisFork: "fulu", forkEpochs: {}});
-  const dir = mkdtempSync(join(tmpdir(), "bench-sync-raw-"));
-  const db = await BeaconDb.open(dir, config);
-  try {
-    const chain = await initChain(config, db, new MockExecutionEngine(), (t) => new Clock(t, SECONDS_PER_SLOT, SLOTS_PER_EPOCH), {validatorCount: 0, genesisTime, genesisState: genesis}, {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20)});
-    const blocks = blockBytes.map((b) => {
-      const slot = Number(Buffer.from(b).readBigUInt64LE(100));
-      return chain.config.getForkTypes(slot).SignedBeaconBlock.deserialize(b);
-    });
-    const start = performance.now();
-    for (const block of blocks) await chain.importBlock(block as never);
-    const seconds = (performance.now() - start) / 1000;
-    await chain.close();
-    return blocks.length / seconds;
-  } finally {
-    await db.close();
-    rmSync(dir, {recursive: true, force: true});
-  }
-}
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bench-sync-"));
   const procs: ChildProcess[] = [];
@@ -167,7 +138,7 @@ async function main(): Promise<void> {
       if (res.status === 200) blockBytes.push(new Uint8Array(await res.arrayBuffer()));
     }
     for (const p of procs.splice(0)) await stop(p);
-    const raw = await rawImportRate(genesis, blockBytes, genesisTime);
+    const raw = await nodeImportRate({genesis, genesisTime, blocks: blockBytes});
 
     const latencies = [...atFollower].flatMap(([root, t]) => (atSource.has(root) ? [t - atSource.get(root)!] : [])).sort((a, b) => a - b);
     const rate = syncedBlocks / syncSeconds;

@@ -170,26 +170,9 @@ class SlicedParser {
 
   private async parseArray(start: number, end: number, depth: number): Promise<unknown[]> {
     const result: unknown[] = [];
-    // a run of small elements, parsed together as one array
-    let runStart = -1;
-    let runEnd = -1;
-    const flush = async (): Promise<void> => {
-      if (runStart === -1) return;
-      await this.account(runEnd - runStart);
-      for (const item of this.jsonParse(`[${this.text(runStart, runEnd)}]`) as unknown[]) result.push(item);
-      runStart = -1;
-    };
-    for (const {itemStart, itemEnd} of this.items(start, end, false)) {
-      if (itemEnd - itemStart > this.sliceBytes) {
-        await flush();
-        result.push(await this.parse(itemStart, itemEnd, depth + 1));
-        continue;
-      }
-      if (runStart === -1) runStart = itemStart;
-      runEnd = itemEnd;
-      if (runEnd - runStart >= this.sliceBytes) await flush();
-    }
-    await flush();
+    await this.eachSlice(start, end, depth, false, (run) => {
+      for (const item of run as unknown[]) result.push(item);
+    }, (_item, value) => result.push(value));
     return result;
   }
 
@@ -197,27 +180,43 @@ class SlicedParser {
     const result: Record<string, unknown> = {};
     // JSON.parse makes "__proto__" an own property; plain assignment would set the prototype
     const set = (key: string, value: unknown): void => void Object.defineProperty(result, key, {value, writable: true, enumerable: true, configurable: true});
+    await this.eachSlice(start, end, depth, true, (run) => {
+      for (const key of Object.keys(run as object)) set(key, (run as Record<string, unknown>)[key]);
+    }, (item, value) => set(JSON.parse(this.text(item.itemStart, this.stringEnd(item.itemStart))) as string, value));
+    return result;
+  }
+
+  /**
+   * The items of a container in order: runs of small items parsed together by JSON.parse, as one
+   * array or object (`takeRun`), and each large item's value split further (`takeLarge`).
+   */
+  private async eachSlice(
+    start: number,
+    end: number,
+    depth: number,
+    isObject: boolean,
+    takeRun: (run: unknown) => void,
+    takeLarge: (item: {itemStart: number}, value: unknown) => void
+  ): Promise<void> {
+    const [open, close] = isObject ? ["{", "}"] : ["[", "]"];
     let runStart = -1;
     let runEnd = -1;
     const flush = async (): Promise<void> => {
       if (runStart === -1) return;
       await this.account(runEnd - runStart);
-      const run = this.jsonParse(`{${this.text(runStart, runEnd)}}`) as Record<string, unknown>;
-      for (const key of Object.keys(run)) set(key, run[key]);
+      takeRun(this.jsonParse(`${open}${this.text(runStart, runEnd)}${close}`));
       runStart = -1;
     };
-    for (const {itemStart, valueStart, itemEnd} of this.items(start, end, true)) {
-      if (itemEnd - valueStart > this.sliceBytes) {
+    for (const item of this.items(start, end, isObject)) {
+      if (item.itemEnd - item.valueStart > this.sliceBytes) {
         await flush();
-        const key = JSON.parse(this.text(itemStart, this.stringEnd(itemStart))) as string;
-        set(key, await this.parse(valueStart, itemEnd, depth + 1));
+        takeLarge(item, await this.parse(item.valueStart, item.itemEnd, depth + 1));
         continue;
       }
-      if (runStart === -1) runStart = itemStart;
-      runEnd = itemEnd;
+      if (runStart === -1) runStart = item.itemStart;
+      runEnd = item.itemEnd;
       if (runEnd - runStart >= this.sliceBytes) await flush();
     }
     await flush();
-    return result;
   }
 }

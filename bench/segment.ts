@@ -1,0 +1,102 @@
+// A chain segment for the import benchmarks: the genesis state and blocks of a dev chain, made by
+// a dev node process, and a fresh in-process chain on that genesis to import them into.
+import {spawn} from "node:child_process";
+import {mkdtempSync, rmSync} from "node:fs";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import {createInterface} from "node:readline";
+import {fileURLToPath} from "node:url";
+import type {SignedBeaconBlock} from "@lodestar/types";
+import type {BeaconChain} from "../src/chain/beaconChain.ts";
+import {slotOfSignedBlockBytes} from "../src/db/blocks.ts";
+
+const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
+export const SEGMENT_SECONDS_PER_SLOT = 1;
+
+export interface Segment {
+  genesis: Uint8Array;
+  genesisTime: number;
+  /** SignedBeaconBlock SSZ, by slot */
+  blocks: Uint8Array[];
+}
+
+/** Runs a dev node (1 s slots, its validators proposing) until it has `count` blocks, and reads them back as SSZ. */
+export async function makeSegment(count: number): Promise<Segment> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-segment-"));
+  const genesisTime = Math.floor(Date.now() / 1000) + 5;
+  const args = ["node", "--rest", "--rest-port", "0", "--rest-address", "127.0.0.1", "--listen-address", "127.0.0.1", "--tcp-port", "0", "--no-quic", "--no-discovery"];
+  const proc = spawn(process.execPath, [BIN, ...args, "--seconds-per-slot", String(SEGMENT_SECONDS_PER_SLOT), "--genesis-time", String(genesisTime), "--data-dir", dir, "--log-format", "json"], {stdio: ["ignore", "pipe", "inherit"]});
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      proc.once("exit", (code) => reject(new Error(`the node exited (${code})`)));
+      createInterface({input: proc.stdout!}).on("line", (line) => {
+        try {
+          const entry = JSON.parse(line) as {msg?: string; port?: number};
+          if (entry.msg === "REST API listening") resolve(Number(entry.port));
+        } catch {
+          // not a log line
+        }
+      });
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const ssz = async (path: string): Promise<Uint8Array | null> => {
+      const res = await fetch(base + path, {headers: {accept: "application/octet-stream"}});
+      return res.status === 200 ? new Uint8Array(await res.arrayBuffer()) : null;
+    };
+    for (;;) {
+      const head = (await (await fetch(`${base}/eth/v1/beacon/headers/head`)).json()) as {data: {header: {message: {slot: string}}}};
+      if (Number(head.data.header.message.slot) >= count) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const genesis = (await ssz("/eth/v2/debug/beacon/states/genesis"))!;
+    const blocks: Uint8Array[] = [];
+    for (let slot = 1; slot <= count; slot++) {
+      const block = await ssz(`/eth/v2/beacon/blocks/${slot}`);
+      if (block) blocks.push(block);
+    }
+    return {genesis, genesisTime, blocks};
+  } finally {
+    const exited = new Promise((r) => proc.once("exit", r));
+    proc.kill("SIGTERM");
+    await exited;
+    rmSync(dir, {recursive: true, force: true});
+  }
+}
+
+/** A fresh chain on the segment's genesis, in this process (its own LevelDB in a temporary folder), and the segment's blocks decoded. */
+export async function freshChain(segment: Segment): Promise<{chain: BeaconChain; blocks: SignedBeaconBlock[]; close: () => Promise<void>}> {
+  const {devChainConfig} = await import("../src/config/chainConfig.ts");
+  const {BeaconDb} = await import("../src/db/beaconDb.ts");
+  const {MockExecutionEngine} = await import("../src/execution/mockEngine.ts");
+  const {initChain} = await import("../src/chain/init.ts");
+  const {Clock} = await import("../src/clock/clock.ts");
+  const {SLOTS_PER_EPOCH} = await import("@lodestar/params");
+  const {initLogging, parseLogDirective} = await import("../src/log.ts");
+  initLogging({directive: parseLogDirective("WARN"), format: "json"});
+  const config = devChainConfig({secondsPerSlot: SEGMENT_SECONDS_PER_SLOT, genesisFork: "fulu", forkEpochs: {}});
+  const dir = mkdtempSync(join(tmpdir(), "bench-chain-"));
+  const db = await BeaconDb.open(dir, config);
+  const chain = await initChain(config, db, new MockExecutionEngine(), (t) => new Clock(t, SEGMENT_SECONDS_PER_SLOT, SLOTS_PER_EPOCH), {validatorCount: 0, genesisTime: segment.genesisTime, genesisState: segment.genesis}, {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20)});
+  const blocks = segment.blocks.map((bytes) => chain.config.getForkTypes(slotOfSignedBlockBytes(bytes)).SignedBeaconBlock.deserialize(bytes) as SignedBeaconBlock);
+  return {
+    chain,
+    blocks,
+    close: async () => {
+      await chain.close();
+      await db.close();
+      rmSync(dir, {recursive: true, force: true});
+    },
+  };
+}
+
+/** Blocks per second of chain.importBlock over the whole segment, into a fresh chain. */
+export async function nodeImportRate(segment: Segment): Promise<number> {
+  const {chain, blocks, close} = await freshChain(segment);
+  try {
+    const start = performance.now();
+    for (const block of blocks) await chain.importBlock(block);
+    return blocks.length / ((performance.now() - start) / 1000);
+  } finally {
+    await close();
+  }
+}
