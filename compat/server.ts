@@ -6,6 +6,7 @@ import type {WireRequest, WireResponse} from "../src/api/wire.ts";
 import {listen, type ListeningServer} from "../src/api/server/listen.ts";
 import {createLimitedServer, truncateEcho, type ConnectionLimits} from "../src/api/server/limits.ts";
 import {parseJsonInSlices} from "../src/api/server/slicedJson.ts";
+import {drainOrClose} from "../src/api/server/writeChunks.ts";
 import {getLogger} from "../src/log.ts";
 import {InvalidParamsError, buildRequest, exactIntegers, scalarText, toLegacyNumbers, type Encoding} from "./adapters.ts";
 import type {ReadRest} from "./fillers.ts";
@@ -185,8 +186,42 @@ export async function callLegacyMethod(method: LegacyMethod, params: unknown, op
   }
 }
 
-/** The JSON-RPC server: answers the text of a request (one call or a batch) with the text of its reply; undefined for notifications only. */
-export function createJsonRpc(opts: CompatOptions): (requestBody: string | Uint8Array) => Promise<string | undefined> {
+/**
+ * The replies of a batch as JSON text, a slice of calls at a time as they are answered: the
+ * event loop is given back between slices, a reader that stops early stops the calls not yet
+ * made, and no more than a slice of replies is held. Notifications have no reply.
+ */
+async function* batchReplies(calls: unknown[], answer: (call: unknown) => Promise<unknown>): AsyncGenerator<string> {
+  let opened = false;
+  for (let i = 0; i < calls.length; i += BATCH_SLICE) {
+    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    for (const reply of await Promise.all(calls.slice(i, i + BATCH_SLICE).map(answer))) {
+      if (reply === undefined) continue;
+      yield `${opened ? "," : "["}${JSON.stringify(reply)}`;
+      opened = true;
+    }
+  }
+  if (opened) yield "]";
+}
+
+/** A valid call without an id (or with a null one, as jayson reads it): a notification, which gets no reply. */
+function isNotification(call: unknown): boolean {
+  return isObject(call) && (call.id === undefined || call.id === null) && invalidRequest(call) === undefined;
+}
+
+/** A reply as one text (a batch's pieces joined); undefined for none. */
+export async function replyText(reply: RpcReply): Promise<string | undefined> {
+  if (reply === undefined || typeof reply === "string") return reply;
+  let text = "";
+  for await (const piece of reply) text += piece;
+  return text;
+}
+
+/** The reply to a request: the text of one call's reply, a batch's replies in pieces as they come, or nothing (notifications only). */
+export type RpcReply = string | AsyncIterable<string> | undefined;
+
+/** The JSON-RPC server: answers a request (one call or a batch) with its reply. */
+export function createJsonRpc(opts: CompatOptions): (requestBody: string | Uint8Array) => Promise<RpcReply> {
   const handlers: Record<string, (params: unknown) => Promise<unknown>> = {};
   for (const method of legacyMethods.values()) {
     handlers[method.name] = async (params) => {
@@ -251,13 +286,13 @@ export function createJsonRpc(opts: CompatOptions): (requestBody: string | Uint8
     const refused = overLimits(request);
     if (refused !== undefined) return refused;
     if (Array.isArray(request) && request.length > 0) {
-      const replies: unknown[] = [];
-      for (let i = 0; i < request.length; i += BATCH_SLICE) {
-        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        replies.push(...(await Promise.all(request.slice(i, i + BATCH_SLICE).map(answer))));
+      const replies = batchReplies(request, answer);
+      // a batch of notifications only is answered with nothing at all (JSON-RPC 2.0): its calls still run
+      if (request.every(isNotification)) {
+        for await (const _ of replies);
+        return undefined;
       }
-      const sent = replies.filter((r) => r !== undefined);
-      return sent.length === 0 ? undefined : JSON.stringify(sent);
+      return replies;
     }
     const reply = await answer(request);
     return reply === undefined ? undefined : JSON.stringify(reply);
@@ -360,7 +395,7 @@ function isJson(req: IncomingMessage): boolean {
 }
 
 /** The HTTP side: POST with a JSON body, on any path, as the removed interface took it. */
-async function serve(rpc: (body: Uint8Array) => Promise<string | undefined>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(rpc: (body: Uint8Array) => Promise<RpcReply>, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== "POST") {
     res.writeHead(405, {allow: "POST", "content-type": "text/plain"}).end("JSON-RPC takes POST requests\n");
     return;
@@ -377,8 +412,15 @@ async function serve(rpc: (body: Uint8Array) => Promise<string | undefined>, req
     return;
   }
   const reply = await rpc(body);
-  if (reply === undefined) res.writeHead(204).end();
-  else res.writeHead(200, {"content-type": "application/json; charset=utf-8"}).end(reply);
+  if (reply === undefined) return void res.writeHead(204).end();
+  res.writeHead(200, {"content-type": "application/json; charset=utf-8"});
+  if (typeof reply === "string") return void res.end(reply);
+  // a batch: its replies go out as they are made, as fast as the client reads them
+  for await (const piece of reply) {
+    if (res.destroyed) return;
+    if (!res.write(piece)) await drainOrClose(res);
+  }
+  res.end();
 }
 
 /** Starts the JSON-RPC server; `port` 0 picks a free port (the one bound is returned). */

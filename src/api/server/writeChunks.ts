@@ -14,7 +14,7 @@ export const bufferLimits = {
 };
 
 /** Resolves once the socket takes more (drain) or is gone (close). */
-function drainOrClose(res: ServerResponse): Promise<void> {
+export function drainOrClose(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       res.off("drain", done);

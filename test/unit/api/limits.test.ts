@@ -1,9 +1,10 @@
+import http from "node:http";
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {connect, type Socket} from "node:net";
 import {once} from "node:events";
 import {applyRequestLimits, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
 import {createTestContext} from "./testContext.ts";
-import {createJsonRpc, startCompatServer, type CompatServer} from "../../../compat/server.ts";
+import {createJsonRpc, replyText, startCompatServer, type CompatServer} from "../../../compat/server.ts";
 import type {WireResponse} from "../../../src/api/wire.ts";
 import {UsageError, parseCompatOptions, parseNodeOptions} from "../../../src/cli/options.ts";
 
@@ -227,14 +228,46 @@ describe("JSON-RPC batches are answered in slices", () => {
       calls++;
       return {status: 200, headers: {"content-type": "application/json"}, body: JSON.stringify({data: {genesis_time: "1", genesis_validators_root: "0x" + "00".repeat(32), genesis_fork_version: "0x00000000"}})};
     };
-    const rpcText = createJsonRpc({transport, encoding: "rest"});
-    const answered = rpcText(JSON.stringify(Array.from({length: 100}, (_, i) => call(i))));
+    const rpc = createJsonRpc({transport, encoding: "rest"});
+    // the batch's replies are made as they are read
+    const answered = rpc(JSON.stringify(Array.from({length: 100}, (_, i) => call(i)))).then(replyText);
     // a check the chain would schedule: it runs before the batch is done, with only part of it made
     const callsWhenLoopRan = await new Promise<number>((resolve) => setImmediate(() => resolve(calls)));
     expect(callsWhenLoopRan).toBeGreaterThan(0);
     expect(callsWhenLoopRan).toBeLessThan(100);
     expect(JSON.parse((await answered)!)).toHaveLength(100);
     expect(calls).toBe(100);
+  });
+
+  it("streams a batch's replies as the client reads them: a client that stops reading stops the calls", async () => {
+    let calls = 0;
+    // 256 KiB answers: 100 of them are far more than the socket buffers hold
+    const big = "x".repeat(256 * 1024);
+    const transport = async (): Promise<WireResponse> => {
+      calls++;
+      return {status: 200, headers: {"content-type": "application/json"}, body: JSON.stringify({data: {genesis_time: "1", genesis_validators_root: "0x" + "00".repeat(32), genesis_fork_version: big}})};
+    };
+    const server = await startCompatServer({port: 0, address: "127.0.0.1", transport, encoding: "rest"});
+    try {
+      const body = JSON.stringify(Array.from({length: 100}, (_, i) => call(i)));
+      const res = await new Promise<http.IncomingMessage>((resolve) => {
+        const req = http.request({host: "127.0.0.1", port: server.port, method: "POST", headers: {"content-type": "application/json"}}, resolve);
+        req.end(body);
+      });
+      expect(res.statusCode).toBe(200);
+      // the client reads nothing for a while: the server waits for the socket to drain
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const whileStalled = calls;
+      expect(whileStalled).toBeLessThan(100);
+      let text = "";
+      res.setEncoding("utf8");
+      for await (const chunk of res) text += chunk;
+      const replies = JSON.parse(text) as {id: number}[];
+      expect(replies.map((r) => r.id)).toEqual(Array.from({length: 100}, (_, i) => i));
+      expect(calls).toBe(100);
+    } finally {
+      await server.close();
+    }
   });
 });
 

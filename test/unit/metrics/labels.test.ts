@@ -1,7 +1,7 @@
 import {beforeAll, describe, expect, it} from "@jest/globals";
 import {Registry} from "prom-client";
 import request from "supertest";
-import {createJsonRpc} from "../../../compat/server.ts";
+import {createJsonRpc, replyText} from "../../../compat/server.ts";
 import {createApp, inProcessTransport} from "../../../src/api/server/index.ts";
 import {BoundedLabel, statusLabel} from "../../../src/metrics/labels.ts";
 import {parseExposition, sampleValue, type Exposition} from "../../prometheusText.ts";
@@ -53,7 +53,8 @@ describe("REST and JSON-RPC request metrics", () => {
 
   it("JSON-RPC: counts calls by method and outcome; unknown and malformed methods fold into 'unknown'", async () => {
     const registry = new Registry();
-    const rpc = createJsonRpc({transport: inProcessTransport(t.ctx), encoding: "legacy", metricsRegistry: registry});
+    const createdRpc = createJsonRpc({transport: inProcessTransport(t.ctx), encoding: "legacy", metricsRegistry: registry});
+    const rpc = async (text: string) => replyText(await createdRpc(text));
     // get_v1_node_version: a method of the removed interface (legacy-jsonrpc.md)
     const ok = JSON.parse((await rpc(JSON.stringify({jsonrpc: "2.0", id: 1, method: "get_v1_node_version", params: []})))!);
     expect(ok.result.version).toEqual(expect.any(String));
