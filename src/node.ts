@@ -107,7 +107,12 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
           allowOrigin: opts.restAllowOrigin ?? undefined,
           metricsRegistry: metrics?.registry,
           bodyLimit: opts.restBodyLimit * 1024 * 1024,
-          limits: {maxConnections: opts.restMaxConnections, headerTimeoutSeconds: opts.restHeaderTimeout, idleTimeoutSeconds: opts.restIdleTimeout},
+          limits: {
+            maxConnections: opts.restMaxConnections,
+            headerTimeoutSeconds: opts.restHeaderTimeout,
+            requestTimeoutSeconds: opts.restRequestTimeout,
+            idleTimeoutSeconds: opts.restIdleTimeout,
+          },
         },
         ctx
       )

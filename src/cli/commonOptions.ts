@@ -30,7 +30,7 @@ export function logOptions(group?: string): OptionTable<LogFields> {
   };
 }
 
-type RpcFields = {rpcPort: number; rpcAddress: string; rpcEncoding: RpcEncoding; rpcMaxBatch: number};
+type RpcFields = {rpcPort: number; rpcAddress: string; rpcEncoding: RpcEncoding; rpcMaxBatch: number; rpcMaxWork: number};
 
 /** The JSON-RPC listener's options, shared by `node --rpc` and `compat`. */
 export function rpcListenOptions(group?: string): OptionTable<RpcFields> {
@@ -52,6 +52,14 @@ export function rpcListenOptions(group?: string): OptionTable<RpcFields> {
       group,
       help: "calls in one JSON-RPC batch at most; a larger batch is refused whole before any call runs",
       parse: (text) => integer(text, 1, 10000),
+    }),
+    rpcMaxWork: option({
+      name: "rpc-max-work",
+      value: "N",
+      default: "4096",
+      group,
+      help: "work of one JSON-RPC request at most, batch or single call: one unit per call, per item of an array param, per comma-separated value; more is refused before any call runs",
+      parse: (text) => integer(text, 1, 1_000_000),
     }),
   };
 }

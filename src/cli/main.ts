@@ -95,6 +95,7 @@ async function runNode(args: string[]): Promise<number> {
           port: opts.rpcPort,
           address: opts.rpcAddress,
           maxBatch: opts.rpcMaxBatch,
+          maxWork: opts.rpcMaxWork,
           metricsRegistry: node.metricsRegistry ?? undefined,
         })
         .catch(async (e: unknown) => {
@@ -126,6 +127,7 @@ async function runCompat(args: string[]): Promise<number> {
     port: opts.rpcPort,
     address: opts.rpcAddress,
     maxBatch: opts.rpcMaxBatch,
+    maxWork: opts.rpcMaxWork,
     upstream: opts.upstream,
   });
   await untilSignal();

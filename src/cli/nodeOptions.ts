@@ -48,6 +48,8 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   rpcAddress: string;
   rpcEncoding: RpcEncoding;
   rpcMaxBatch: number;
+  rpcMaxWork: number;
+  restRequestTimeout: number;
   dataDir: string;
   /** delete finalized blocks' sidecars after their retention window (--no-prune-sidecars: keep them) */
   pruneSidecars: boolean;
@@ -128,6 +130,14 @@ validators it drives itself.`,
       default: "10",
       group: REST,
       help: "seconds a client has to send its request headers; a slower (slowloris) client is dropped",
+      parse: (text) => integer(text, 1, 3600),
+    }),
+    restRequestTimeout: option({
+      name: "rest-request-timeout",
+      value: "SECONDS",
+      default: "30",
+      group: REST,
+      help: "seconds a client has to send a whole request, body included (at least the header timeout)",
       parse: (text) => integer(text, 1, 3600),
     }),
     restBodyLimit: option({

@@ -21,6 +21,7 @@ export interface CompatCommandOptions {
   rpcAddress: string;
   rpcEncoding: RpcEncoding;
   rpcMaxBatch: number;
+  rpcMaxWork: number;
   logLevel: LogDirective;
   logFormat: "text" | "json";
 }

@@ -273,15 +273,23 @@ describe("JSON-RPC batches are answered in slices", () => {
 
 describe("limit options", () => {
   it("are documented defaults, and take whole numbers in range", () => {
-    expect(parseNodeOptions([])).toMatchObject({restMaxConnections: 512, restHeaderTimeout: 10, restIdleTimeout: 5, rpcMaxBatch: 100});
-    expect(parseNodeOptions(["--rest-max-connections", "100", "--rest-header-timeout", "2", "--rest-idle-timeout", "1", "--rpc-max-batch", "10"])).toMatchObject({
+    const defaults = {restMaxConnections: 512, restHeaderTimeout: 10, restRequestTimeout: 30, restIdleTimeout: 5, restBodyLimit: 20, restMaxQueryIds: 64, restMaxBodyIds: 100_000, restMaxEventStreams: 64, restEventQueue: 4, rpcMaxBatch: 100, rpcMaxWork: 4096};
+    expect(parseNodeOptions([])).toMatchObject(defaults);
+    const given = ["--rest-max-connections", "100", "--rest-header-timeout", "2", "--rest-request-timeout", "3", "--rest-idle-timeout", "1", "--rest-max-query-ids", "1000", "--rest-max-body-ids", "10", "--rest-max-event-streams", "2", "--rest-event-queue", "1", "--rpc-max-batch", "10", "--rpc-max-work", "50"];
+    expect(parseNodeOptions(given)).toMatchObject({
       restMaxConnections: 100,
       restHeaderTimeout: 2,
+      restRequestTimeout: 3,
       restIdleTimeout: 1,
+      restMaxQueryIds: 1000,
+      restMaxBodyIds: 10,
+      restMaxEventStreams: 2,
+      restEventQueue: 1,
       rpcMaxBatch: 10,
+      rpcMaxWork: 50,
     });
-    expect(parseCompatOptions(["--upstream", "http://127.0.0.1:5052", "--rpc-max-batch", "7"])).toMatchObject({rpcMaxBatch: 7});
-    for (const bad of [["--rest-max-connections", "0"], ["--rest-header-timeout", "1.5"], ["--rpc-max-batch", "many"]]) {
+    expect(parseCompatOptions(["--upstream", "http://127.0.0.1:5052", "--rpc-max-batch", "7", "--rpc-max-work", "9"])).toMatchObject({rpcMaxBatch: 7, rpcMaxWork: 9});
+    for (const bad of [["--rest-max-connections", "0"], ["--rest-header-timeout", "1.5"], ["--rpc-max-batch", "many"], ["--rest-max-query-ids", "0"], ["--rpc-max-work", "-1"]]) {
       expect(() => parseNodeOptions(bad)).toThrow(UsageError);
     }
   });
