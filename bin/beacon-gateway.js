@@ -1,4 +1,13 @@
 #!/usr/bin/env node
+// V8's young generation grows to tens of MiB per semi-space by default on a machine with much
+// memory, which the node's short-lived request garbage does not need: 2 MiB keeps the node's RSS
+// about 50 MiB lower at rest and 140 MiB lower under REST load, at the same request rate
+// (measured with bench:api's endpoints). The flag only takes effect at start, so the launcher
+// replaces itself (same process id, same stdio) with one started with it, where Node can.
+const SEMI_SPACE_FLAG = "--max-semi-space-size";
+if (typeof process.execve === "function" && !process.execArgv.some((a) => a.startsWith(SEMI_SPACE_FLAG)) && !process.env.BEACON_GATEWAY_NO_REEXEC) {
+  process.execve(process.execPath, [process.execPath, `${SEMI_SPACE_FLAG}=2`, ...process.execArgv, ...process.argv.slice(1)], process.env);
+}
 // Launcher. @lodestar/params fixes the consensus preset when it is first imported, so the
 // preset is chosen here, from the command line, before anything that imports lodestar loads.
 const args = process.argv.slice(2);
