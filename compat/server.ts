@@ -2,7 +2,7 @@ import jayson from "jayson/promise/index.js";
 import type {IncomingMessage, ServerResponse} from "node:http";
 import {ApiClientError, bodyText, isRouteMissing, readResponse, type Transport} from "../src/api/client.ts";
 import type {Route} from "../src/api/routes/types.ts";
-import type {WireRequest, WireResponse} from "../src/api/wire.ts";
+import {isChunked, type WireRequest, type WireResponse} from "../src/api/wire.ts";
 import {listen, type ListeningServer} from "../src/api/server/listen.ts";
 import {createLimitedServer, truncateEcho, type ConnectionLimits} from "../src/api/server/limits.ts";
 import {parseJsonInSlices} from "../src/api/server/slicedJson.ts";
@@ -38,6 +38,8 @@ export interface CompatOptions {
   maxBatch?: number;
   /** the work of one request at most, batch or single call: see `callWork` (default `DEFAULT_MAX_WORK`) */
   maxWork?: number;
+  /** characters of one call's REST answer at most (default `DEFAULT_MAX_ANSWER_CHARS`): a reply is built whole */
+  maxAnswerChars?: number;
 }
 
 export interface CompatServerOptions extends CompatOptions {
@@ -49,6 +51,7 @@ export interface CompatServerOptions extends CompatOptions {
 
 export const DEFAULT_MAX_BATCH = 100;
 export const DEFAULT_MAX_WORK = 4096;
+export const DEFAULT_MAX_ANSWER_CHARS = 64 * 1024 * 1024;
 /** Calls of a batch started together; the event loop is given back between slices so the chain's timers run. */
 const BATCH_SLICE = 16;
 /** Requests longer than this are checked against the limits from a plain parse first. */
@@ -92,9 +95,31 @@ function restError(method: LegacyMethod, err: ApiClientError, upstream: string |
 }
 
 /** The REST answer as the legacy result: its `data` (the status, `true` for no body), then the method's selector. */
-function resultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding): unknown {
+/**
+ * The text of a REST answer, refused once it is over `maxChars`: a JSON-RPC reply is parsed and
+ * built whole, so an answer of hundreds of MB (every validator of a mainnet state) would hold
+ * that many times over in memory. A body in pieces is read no further than the limit.
+ */
+function boundedAnswerText(method: LegacyMethod, body: WireResponse["body"], maxChars: number): string {
+  const refuse = (): never => {
+    throw rpcError(SERVER_ERROR, `${method.name}: the answer of ${method.route.operationId} is over ${maxChars} characters, more than one JSON-RPC reply carries; the REST API streams it`);
+  };
+  if (!isChunked(body)) {
+    const text = bodyText(body);
+    if (text.length > maxChars) refuse();
+    return text;
+  }
+  let text = "";
+  for (const piece of body) {
+    text += piece;
+    if (text.length > maxChars) refuse();
+  }
+  return text;
+}
+
+function resultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding, maxAnswerChars: number): unknown {
   const route: Route = method.route;
-  const text = bodyText(res.body);
+  const text = boundedAnswerText(method, res.body, maxAnswerChars);
   if (route.response.kind === "status" && method.statusResults.includes(res.status)) {
     return pickResult(method, {json: res.status, value: res.status}, encoding);
   }
@@ -178,9 +203,10 @@ export async function callLegacyMethod(method: LegacyMethod, params: unknown, op
     throw rpcError(SERVER_ERROR, `cannot reach the beacon node${where}: ${(e as Error).message}`);
   }
   try {
-    return resultOf(method, res, opts.encoding);
+    return resultOf(method, res, opts.encoding, opts.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
   } catch (e) {
     if (e instanceof ApiClientError) throw restError(method, e, opts.upstream);
+    if (isRpcError(e)) throw e;
     log.warn({method: method.name, err: e}, "unreadable REST answer");
     throw rpcError(INTERNAL_ERROR, `${method.name}: the REST answer of ${method.route.operationId} could not be read: ${(e as Error).message}`);
   }

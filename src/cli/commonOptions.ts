@@ -30,7 +30,7 @@ export function logOptions(group?: string): OptionTable<LogFields> {
   };
 }
 
-type RpcFields = {rpcPort: number; rpcAddress: string; rpcEncoding: RpcEncoding; rpcMaxBatch: number; rpcMaxWork: number};
+type RpcFields = {rpcPort: number; rpcAddress: string; rpcEncoding: RpcEncoding; rpcMaxBatch: number; rpcMaxWork: number; rpcMaxAnswer: number};
 
 /** The JSON-RPC listener's options, shared by `node --rpc` and `compat`. */
 export function rpcListenOptions(group?: string): OptionTable<RpcFields> {
@@ -60,6 +60,14 @@ export function rpcListenOptions(group?: string): OptionTable<RpcFields> {
       group,
       help: "work of one JSON-RPC request at most, batch or single call: one unit per call, per item of an array param, per comma-separated value; more is refused before any call runs",
       parse: (text) => integer(text, 1, 1_000_000),
+    }),
+    rpcMaxAnswer: option({
+      name: "rpc-max-answer",
+      value: "MIB",
+      default: "64",
+      group,
+      help: "MiB of one call's REST answer at most: a JSON-RPC reply is built whole, so a larger answer (every validator of a large state) is a -32000 error; the REST API streams it",
+      parse: (text) => integer(text, 1, 4096),
     }),
   };
 }

@@ -96,6 +96,7 @@ async function runNode(args: string[]): Promise<number> {
           address: opts.rpcAddress,
           maxBatch: opts.rpcMaxBatch,
           maxWork: opts.rpcMaxWork,
+          maxAnswerChars: opts.rpcMaxAnswer * 1024 * 1024,
           metricsRegistry: node.metricsRegistry ?? undefined,
         })
         .catch(async (e: unknown) => {
@@ -128,6 +129,7 @@ async function runCompat(args: string[]): Promise<number> {
     address: opts.rpcAddress,
     maxBatch: opts.rpcMaxBatch,
     maxWork: opts.rpcMaxWork,
+    maxAnswerChars: opts.rpcMaxAnswer * 1024 * 1024,
     upstream: opts.upstream,
   });
   await untilSignal();

@@ -49,6 +49,7 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   rpcEncoding: RpcEncoding;
   rpcMaxBatch: number;
   rpcMaxWork: number;
+  rpcMaxAnswer: number;
   restRequestTimeout: number;
   dataDir: string;
   /** delete finalized blocks' sidecars after their retention window (--no-prune-sidecars: keep them) */

@@ -22,6 +22,7 @@ export interface CompatCommandOptions {
   rpcEncoding: RpcEncoding;
   rpcMaxBatch: number;
   rpcMaxWork: number;
+  rpcMaxAnswer: number;
   logLevel: LogDirective;
   logFormat: "text" | "json";
 }

@@ -239,6 +239,27 @@ describe("JSON-RPC batches are answered in slices", () => {
     expect(calls).toBe(100);
   });
 
+  it("refuses a call whose REST answer is over --rpc-max-answer with -32000, reading no more of it than the limit", async () => {
+    let piecesRead = 0;
+    const transport = async (): Promise<WireResponse> => ({
+      status: 200,
+      headers: {"content-type": "application/json"},
+      body: (function* () {
+        yield '{"data":[';
+        for (let i = 0; i < 1000; i++) {
+          piecesRead++;
+          yield `${i === 0 ? "" : ","}"${"7".repeat(1000)}"`;
+        }
+        yield "]}";
+      })(),
+    });
+    const rpc = createJsonRpc({transport, encoding: "rest", maxAnswerChars: 10_000});
+    const reply = JSON.parse((await replyText(await rpc(JSON.stringify(call(1)))))!);
+    expect(reply).toMatchObject({id: 1, error: {code: -32000}});
+    expect(reply.error.message).toBe("get_v1_beacon_genesis: the answer of getGenesis is over 10000 characters, more than one JSON-RPC reply carries; the REST API streams it");
+    expect(piecesRead).toBeLessThan(15);
+  });
+
   it("streams a batch's replies as the client reads them: a client that stops reading stops the calls", async () => {
     let calls = 0;
     // 256 KiB answers: 100 of them are far more than the socket buffers hold
@@ -273,7 +294,7 @@ describe("JSON-RPC batches are answered in slices", () => {
 
 describe("limit options", () => {
   it("are documented defaults, and take whole numbers in range", () => {
-    const defaults = {restMaxConnections: 512, restHeaderTimeout: 10, restRequestTimeout: 30, restIdleTimeout: 5, restBodyLimit: 20, restMaxQueryIds: 64, restMaxBodyIds: 100_000, restMaxEventStreams: 64, restEventQueue: 4, rpcMaxBatch: 100, rpcMaxWork: 4096};
+    const defaults = {restMaxConnections: 512, restHeaderTimeout: 10, restRequestTimeout: 30, restIdleTimeout: 5, restBodyLimit: 20, restMaxQueryIds: 64, restMaxBodyIds: 100_000, restMaxEventStreams: 64, restEventQueue: 4, rpcMaxBatch: 100, rpcMaxWork: 4096, rpcMaxAnswer: 64};
     expect(parseNodeOptions([])).toMatchObject(defaults);
     const given = ["--rest-max-connections", "100", "--rest-header-timeout", "2", "--rest-request-timeout", "3", "--rest-idle-timeout", "1", "--rest-max-query-ids", "1000", "--rest-max-body-ids", "10", "--rest-max-event-streams", "2", "--rest-event-queue", "1", "--rpc-max-batch", "10", "--rpc-max-work", "50"];
     expect(parseNodeOptions(given)).toMatchObject({
