@@ -1,4 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
+import {readFileSync} from "node:fs";
 import {NodeProcess, getJson, tempDataDir, waitFor} from "./nodeProcess.ts";
 import {parseExposition, sampleValue, type Exposition} from "../prometheusText.ts";
 
@@ -117,5 +118,16 @@ describe("metrics endpoint", () => {
     expect(sampleValue(e, "beacon_gateway_event_loop_lag_seconds")!).toBeGreaterThanOrEqual(0);
     expect(e.types.get("beacon_gateway_gossip_messages_received_total")).toBe("counter");
     expect(e.types.get("beacon_gateway_reqresp_requests_total")).toBe("counter");
+    // the blocks the node's validators made were imported within their slot (1 s slots), nearly all
+    expect(e.types.get("beacon_block_delay_count")).toBe("histogram");
+    const imported = sampleValue(e, "beacon_block_delay_count_count")!;
+    expect(imported).toBeGreaterThan(0);
+    expect(sampleValue(e, "beacon_block_delay_count_sum")!).toBeGreaterThan(0);
+    expect(sampleValue(e, "beacon_block_delay_count_bucket", {le: "1"})!).toBeGreaterThanOrEqual(0.9 * imported);
+  });
+
+  it("runs with the launcher's small V8 semi-space, in the process the test started", () => {
+    const cmdline = readFileSync(`/proc/${node.proc.pid}/cmdline`, "utf8").split("\0");
+    expect(cmdline).toContain("--max-semi-space-size=2");
   });
 });

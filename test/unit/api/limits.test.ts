@@ -133,6 +133,33 @@ describe("REST errors echo bounded input", () => {
     await server.close();
   });
 
+  it("lets the event loop in while it parses and submits a 20 MB body: no gap near the second it took in one go", async () => {
+    const server = await startRestServer({port: 0, address: "127.0.0.1"}, createTestContext().ctx);
+    const attestation = {
+      aggregation_bits: "0x01",
+      data: {slot: "1", index: "0", beacon_block_root: "0x" + "ab".repeat(32), source: {epoch: "0", root: "0x" + "00".repeat(32)}, target: {epoch: "0", root: "0x" + "00".repeat(32)}},
+      signature: "0x" + "cd".repeat(96),
+    };
+    const body = JSON.stringify(Array.from({length: Math.floor(19e6 / JSON.stringify(attestation).length)}, () => attestation));
+    let last = performance.now();
+    let longestGap = 0;
+    const probe = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 1);
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/eth/v1/beacon/pool/attestations`, {method: "POST", headers: {"content-type": "application/json"}, body});
+      expect(res.status).toBe(400);
+      const answer = (await res.json()) as {message: string; failures: unknown[]};
+      expect(answer.failures.length).toBeGreaterThan(30_000);
+    } finally {
+      clearInterval(probe);
+      await server.close();
+    }
+    expect(longestGap).toBeLessThan(250);
+  });
+
   it("answers more than 64 ids on GET with 414 (the spec's limit)", async () => {
     const ids = Array.from({length: 65}, (_, i) => i).join(",");
     const res = await fetch(`http://127.0.0.1:${rest.port}/eth/v1/beacon/states/head/validators?id=${ids}`);
