@@ -15,6 +15,8 @@ export interface PeerOptions {
   validators: number;
   /** more environment for its start.mjs (ANCHOR_STATE, LODESTAR_PRESET, ...) */
   env?: Record<string, string>;
+  /** how long it may take to answer (default 180 s; a large anchor state takes longer) */
+  readyTimeoutMs?: number;
 }
 
 /** Starts the peer and resolves once its REST API answers; its log goes to `<dir>/bench.log`. */
@@ -35,7 +37,7 @@ export async function startPeer(dir: string, opts: PeerOptions): Promise<{proc: 
   };
   const proc = spawn(PEER_NODE, ["start.mjs"], {cwd: dir, env, stdio: ["ignore", log, log]});
   const base = `http://${HOST}:${opts.restPort}`;
-  const deadline = Date.now() + 180_000;
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 180_000);
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`the peer exited (${proc.exitCode}); its log:\n${readFileSync(logFile, "utf8").slice(-2000)}`);
     try {
