@@ -43,6 +43,12 @@ export type ValidatorIdentity = ValueOf<typeof ValidatorIdentityType>;
 export const CommitteeType = new ContainerType({index: ssz.CommitteeIndex, slot: ssz.Slot, validators: ArrayOf(ssz.ValidatorIndex)}, {jsonCase: "eth2"});
 export type Committee = ValueOf<typeof CommitteeType>;
 
+/** JSON.stringify(CommitteeType.toJson(c)), without the arrays of strings in between. */
+export function committeeJsonText(c: Committee): string {
+  const validators = c.validators.length === 0 ? "" : `"${c.validators.join('","')}"`;
+  return `{"index":"${c.index}","slot":"${c.slot}","validators":[${validators}]}`;
+}
+
 /** A sync committee by validator index, and its subnet slices (`SyncCommitteeByValidatorIndices`). */
 export const SyncCommitteeByIndicesType = new ContainerType(
   {validators: ArrayOf(ssz.ValidatorIndex), validatorAggregates: ArrayOf(ArrayOf(ssz.ValidatorIndex))},
@@ -118,7 +124,7 @@ export const stateRoutes = {
       index: {in: "query", name: "index", codec: optional(uintId)},
       slot: {in: "query", name: "slot", codec: optional(uintId)},
     },
-    response: {kind: "data", data: streamedListData(CommitteeType), meta: chainMeta},
+    response: {kind: "data", data: streamedListData(CommitteeType, undefined, committeeJsonText), meta: chainMeta},
   }),
   getEpochSyncCommittees: route<{stateId: StateId; epoch?: number}, SyncCommitteeByIndices, ChainMeta>({
     method: "GET",

@@ -5,7 +5,7 @@ import {type CachedBeaconStateElectra, type CachedBeaconStateFulu, processSlots}
 import {ssz} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import request from "supertest";
-import {ValidatorIdentityType} from "../../../src/api/routes/states.ts";
+import {CommitteeType, ValidatorIdentityType, committeeJsonText} from "../../../src/api/routes/states.ts";
 import {createApp} from "../../../src/api/server/index.ts";
 import {createTestContext, type TestContext} from "./testContext.ts";
 import {binary} from "./binary.ts";
@@ -116,6 +116,16 @@ describe("committees", () => {
       Array.from({length: perSlot}, (_, index) => ({index: String(index), slot: String(slot), validators: Array.from(ctx.getBeaconCommittee(slot, index), String)}))
     );
   }
+
+  it("a committee's JSON text is exactly what ssz toJson and JSON.stringify give", () => {
+    for (const c of [
+      {index: 0, slot: 0, validators: []},
+      {index: 63, slot: 123456789, validators: [0]},
+      {index: 5, slot: 7, validators: [999_999, 1, 2 ** 32 - 1, 42]},
+    ]) {
+      expect(committeeJsonText(c)).toBe(JSON.stringify(CommitteeType.toJson(c)));
+    }
+  });
 
   it("getEpochCommittees gives every committee of the state's epoch, each validator in exactly one", async () => {
     const res = await request(app).get("/eth/v1/beacon/states/head/committees").expect(200);
