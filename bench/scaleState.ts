@@ -23,48 +23,20 @@ export function withGenesisTime(state: Uint8Array, genesisTime: number): Uint8Ar
 export async function scaleState(path: string, count: number, log: (line: string) => void): Promise<Uint8Array> {
   if (existsSync(path)) return new Uint8Array(readFileSync(path));
   if (process.env.LODESTAR_PRESET !== "mainnet") throw new Error("the scale state is of the mainnet preset: set LODESTAR_PRESET=mainnet");
-  const {BLS_WITHDRAWAL_PREFIX, FAR_FUTURE_EPOCH, MAX_EFFECTIVE_BALANCE} = await import("@lodestar/params");
-  const {interopSecretKey} = await import("@lodestar/state-transition");
-  const {ssz} = await import("@lodestar/types");
-  const {createHash} = await import("node:crypto");
   const {devChainConfig} = await import("../src/config/chainConfig.ts");
-  const {createInteropGenesisState} = await import("../src/chain/genesis.ts");
+  const {appendInteropValidators, createInteropGenesisState} = await import("../src/chain/genesis.ts");
   const config = devChainConfig({secondsPerSlot: SCALE_SECONDS_PER_SLOT, genesisFork: "bellatrix", forkEpochs: {}});
   const started = Date.now();
-  const state = createInteropGenesisState(config, 64, Math.floor(Date.now() / 1000)) as unknown as {
-    validators: {length: number; push(v: unknown): void; hashTreeRoot(): Uint8Array};
-    balances: {push(v: number): void};
-    previousEpochParticipation: {push(v: number): void};
-    currentEpochParticipation: {push(v: number): void};
-    inactivityScores: {push(v: number): void};
+  const genesis = createInteropGenesisState(config, 64, Math.floor(Date.now() / 1000));
+  appendInteropValidators(genesis, count, (done) => log(`  ${done} validators (${((Date.now() - started) / 1000).toFixed(0)} s)`));
+  const state = genesis as unknown as {
+    validators: {hashTreeRoot(): Uint8Array};
     eth1Data: {depositCount: bigint};
     eth1DepositIndex: number;
     genesisValidatorsRoot: Uint8Array;
     commit(): void;
     serialize(): Uint8Array;
   };
-  for (let i = state.validators.length; i < count; i++) {
-    const pubkey = interopSecretKey(i).toPublicKey().toBytes();
-    const withdrawalCredentials = new Uint8Array(createHash("sha256").update(pubkey).digest());
-    withdrawalCredentials[0] = BLS_WITHDRAWAL_PREFIX;
-    state.validators.push(
-      ssz.phase0.Validator.toViewDU({
-        pubkey,
-        withdrawalCredentials,
-        effectiveBalance: MAX_EFFECTIVE_BALANCE,
-        slashed: false,
-        activationEligibilityEpoch: 0,
-        activationEpoch: 0,
-        exitEpoch: FAR_FUTURE_EPOCH,
-        withdrawableEpoch: FAR_FUTURE_EPOCH,
-      })
-    );
-    state.balances.push(MAX_EFFECTIVE_BALANCE);
-    state.previousEpochParticipation.push(0);
-    state.currentEpochParticipation.push(0);
-    state.inactivityScores.push(0);
-    if (i % 100_000 === 0) log(`  ${i} validators (${((Date.now() - started) / 1000).toFixed(0)} s)`);
-  }
   state.eth1Data.depositCount = BigInt(count);
   state.eth1DepositIndex = count;
   state.commit();

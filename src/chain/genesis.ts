@@ -1,6 +1,6 @@
 import {Tree, toGindex} from "@chainsafe/persistent-merkle-tree";
 import {createBeaconConfig, type ChainForkConfig} from "@lodestar/config";
-import {BLS_WITHDRAWAL_PREFIX, DOMAIN_DEPOSIT, ForkSeq, MAX_EFFECTIVE_BALANCE} from "@lodestar/params";
+import {BLS_WITHDRAWAL_PREFIX, DOMAIN_DEPOSIT, FAR_FUTURE_EPOCH, ForkSeq, MAX_EFFECTIVE_BALANCE} from "@lodestar/params";
 import {
   type BeaconStateAllForks,
   type CachedBeaconStateAllForks,
@@ -88,6 +88,47 @@ export function createInteropGenesisState(config: ChainForkConfig, count: number
     cached = createCachedBeaconState(cached, immutable);
   }
   return cached;
+}
+
+/**
+ * Appends interop validators `state.validators.length .. count-1`, each active from genesis with
+ * 32 ETH, and grows every list that follows the validators (balances; from altair on,
+ * participation and inactivity scores) with them: much faster than a genesis from that many
+ * deposits, for large synthetic states. The caller sets what else must agree (deposit counts,
+ * the validators root) and rebuilds the epoch cache.
+ */
+export function appendInteropValidators(state: CachedBeaconStateAllForks, count: number, onProgress?: (done: number) => void): void {
+  const altair = state.config.getForkSeq(state.slot) >= ForkSeq.altair;
+  const grown = state as unknown as {
+    previousEpochParticipation: {push(v: number): void};
+    currentEpochParticipation: {push(v: number): void};
+    inactivityScores: {push(v: number): void};
+  };
+  for (let i = state.validators.length; i < count; i++) {
+    const pubkey = interopSecretKey(i).toPublicKey().toBytes();
+    const withdrawalCredentials = sha256(pubkey);
+    withdrawalCredentials[0] = BLS_WITHDRAWAL_PREFIX;
+    state.validators.push(
+      ssz.phase0.Validator.toViewDU({
+        pubkey,
+        withdrawalCredentials,
+        effectiveBalance: MAX_EFFECTIVE_BALANCE,
+        slashed: false,
+        activationEligibilityEpoch: 0,
+        activationEpoch: 0,
+        exitEpoch: FAR_FUTURE_EPOCH,
+        withdrawableEpoch: FAR_FUTURE_EPOCH,
+      })
+    );
+    state.balances.push(MAX_EFFECTIVE_BALANCE);
+    if (altair) {
+      grown.previousEpochParticipation.push(0);
+      grown.currentEpochParticipation.push(0);
+      grown.inactivityScores.push(0);
+    }
+    if (onProgress && i % 100_000 === 0) onProgress(i);
+  }
+  state.commit();
 }
 
 /** Reads the SSZ BeaconState file of `--genesis-state`; a missing or unreadable file is a clear error. */

@@ -25,7 +25,7 @@ import {
 import {ssz, type BeaconBlock, type phase0} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {createHash} from "node:crypto";
-import {createInteropGenesisState} from "../../../src/chain/genesis.ts";
+import {appendInteropValidators, createInteropGenesisState} from "../../../src/chain/genesis.ts";
 import {type DevFork, devChainConfig} from "../../../src/config/chainConfig.ts";
 import {OperationPools, type PoolDeps, type PoolEvents} from "../../../src/pools/index.ts";
 import {G2_POINT_AT_INFINITY} from "../../../src/pools/signatures.ts";
@@ -60,7 +60,7 @@ export function createEnv(fork: DevFork, slot: number, opts: {count?: number; ov
   let genesis = genesisCache.get(cacheKey);
   if (!genesis) {
     const raw = createInteropGenesisState(chainConfig, Math.min(count, 64), 0);
-    if (count > 64) addActiveValidators(raw, count);
+    if (count > 64) appendInteropValidators(raw, count);
     const config = createBeaconConfig(chainConfig, raw.genesisValidatorsRoot);
     genesis = createCachedBeaconState(raw, {config, pubkeyCache: createPubkeyCache()});
     genesisCache.set(cacheKey, genesis);
@@ -106,33 +106,6 @@ export function createEnv(fork: DevFork, slot: number, opts: {count?: number; ov
     },
     stateAt,
   };
-}
-
-/**
- * Appends interop validators, active from genesis, up to `count` (phase0 states only): much faster
- * than a genesis from that many deposits, for tests that need large committees.
- */
-function addActiveValidators(state: CachedBeaconStateAllForks, count: number): void {
-  if (state.config.getForkSeq(0) !== ForkSeq.phase0) throw new Error("addActiveValidators supports phase0 states only");
-  for (let i = state.validators.length; i < count; i++) {
-    const pubkey = interopSecretKey(i).toPublicKey().toBytes();
-    const withdrawalCredentials = new Uint8Array(createHash("sha256").update(pubkey).digest());
-    withdrawalCredentials[0] = BLS_WITHDRAWAL_PREFIX;
-    state.validators.push(
-      ssz.phase0.Validator.toViewDU({
-        pubkey,
-        withdrawalCredentials,
-        effectiveBalance: MAX_EFFECTIVE_BALANCE,
-        slashed: false,
-        activationEligibilityEpoch: 0,
-        activationEpoch: 0,
-        exitEpoch: FAR_FUTURE_EPOCH,
-        withdrawableEpoch: FAR_FUTURE_EPOCH,
-      })
-    );
-    state.balances.push(MAX_EFFECTIVE_BALANCE);
-  }
-  state.commit();
 }
 
 /** The attestation data an honest attester of this empty chain signs at `slot`. */
