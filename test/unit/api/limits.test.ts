@@ -289,15 +289,30 @@ describe("JSON-RPC batches are answered in slices", () => {
 
   it("streams a batch's replies as the client reads them: a client that stops reading stops the calls", async () => {
     let calls = 0;
-    // 256 KiB answers: 100 of them are far more than the socket buffers hold
-    const big = "x".repeat(256 * 1024);
+    // answers of 1,000 validators (about 350 KB): 100 of them are far more than the socket buffers hold
+    const validator = {
+      index: "1",
+      balance: "32000000000",
+      status: "active_ongoing",
+      validator: {
+        pubkey: "0x" + "aa".repeat(48),
+        withdrawal_credentials: "0x" + "00".repeat(32),
+        effective_balance: "32000000000",
+        slashed: false,
+        activation_eligibility_epoch: "0",
+        activation_epoch: "0",
+        exit_epoch: "18446744073709551615",
+        withdrawable_epoch: "18446744073709551615",
+      },
+    };
+    const answer = JSON.stringify({execution_optimistic: false, finalized: false, data: Array.from({length: 1000}, () => validator)});
     const transport = async (): Promise<WireResponse> => {
       calls++;
-      return {status: 200, headers: {"content-type": "application/json"}, body: JSON.stringify({data: {genesis_time: "1", genesis_validators_root: "0x" + "00".repeat(32), genesis_fork_version: big}})};
+      return {status: 200, headers: {"content-type": "application/json"}, body: answer};
     };
     const server = await startCompatServer({port: 0, address: "127.0.0.1", transport, encoding: "rest"});
     try {
-      const body = JSON.stringify(Array.from({length: 100}, (_, i) => call(i)));
+      const body = JSON.stringify(Array.from({length: 100}, (_, i) => ({jsonrpc: "2.0", id: i, method: "get_v1_beacon_states_stateId_validators", params: ["head"]})));
       const res = await new Promise<http.IncomingMessage>((resolve) => {
         const req = http.request({host: "127.0.0.1", port: server.port, method: "POST", headers: {"content-type": "application/json"}}, resolve);
         req.end(body);
@@ -310,8 +325,9 @@ describe("JSON-RPC batches are answered in slices", () => {
       let text = "";
       res.setEncoding("utf8");
       for await (const chunk of res) text += chunk;
-      const replies = JSON.parse(text) as {id: number}[];
+      const replies = JSON.parse(text) as {id: number; result: unknown[]}[];
       expect(replies.map((r) => r.id)).toEqual(Array.from({length: 100}, (_, i) => i));
+      expect(replies.every((r) => r.result.length === 1000)).toBe(true);
       expect(calls).toBe(100);
     } finally {
       await server.close();
