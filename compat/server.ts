@@ -1,12 +1,9 @@
 import jayson from "jayson/promise/index.js";
-import type {IncomingMessage, ServerResponse} from "node:http";
 import {ApiClientError, bodyText, isRouteMissing, readResponse, type Transport} from "../src/api/client.ts";
 import type {Route} from "../src/api/routes/types.ts";
 import {isChunked, type WireRequest, type WireResponse} from "../src/api/wire.ts";
-import {listen, type ListeningServer} from "../src/api/server/listen.ts";
-import {createLimitedServer, truncateEcho, type ConnectionLimits} from "../src/api/server/limits.ts";
+import {truncateEcho} from "../src/api/server/limits.ts";
 import {parseJsonInSlices} from "../src/api/server/slicedJson.ts";
-import {drainOrClose} from "../src/api/server/writeChunks.ts";
 import {getLogger} from "../src/log.ts";
 import {InvalidParamsError, buildRequest, exactIntegers, scalarText, toLegacyNumbers, type Encoding} from "./adapters.ts";
 import type {ReadRest} from "./fillers.ts";
@@ -42,13 +39,6 @@ export interface CompatOptions {
   maxAnswerChars?: number;
 }
 
-export interface CompatServerOptions extends CompatOptions {
-  port: number;
-  address: string;
-  /** connections, header, request and idle timeouts (defaults: `DEFAULT_CONNECTION_LIMITS`) */
-  limits?: Partial<ConnectionLimits>;
-}
-
 export const DEFAULT_MAX_BATCH = 100;
 export const DEFAULT_MAX_WORK = 4096;
 export const DEFAULT_MAX_ANSWER_CHARS = 64 * 1024 * 1024;
@@ -56,8 +46,6 @@ export const DEFAULT_MAX_ANSWER_CHARS = 64 * 1024 * 1024;
 const BATCH_SLICE = 16;
 /** Requests longer than this are checked against the limits from a plain parse first. */
 const PLAIN_PRECHECK_BYTES = 256 * 1024;
-
-export type CompatServer = ListeningServer;
 
 interface RpcError {
   code: number;
@@ -70,9 +58,6 @@ export const SERVER_ERROR = -32000;
 export const INVALID_PARAMS = -32602;
 export const METHOD_NOT_FOUND = -32601;
 export const INTERNAL_ERROR = -32603;
-/** Largest request body accepted (a block with blobs in a batch). */
-const BODY_LIMIT = 20 * 1024 * 1024;
-
 const log = getLogger("rpc");
 const rpcError = (code: number, message: string, data?: unknown): RpcError => (data === undefined ? {code, message} : {code, message, data});
 const isRpcError = (e: unknown): e is RpcError => typeof e === "object" && e !== null && typeof (e as RpcError).code === "number" && !(e instanceof Error);
@@ -392,74 +377,4 @@ function invalidRequest(request: unknown): object | undefined {
   if (problem === undefined) return undefined;
   const id = isObject(request) && (typeof request.id === "string" || typeof request.id === "number") ? request.id : null;
   return {jsonrpc: "2.0", id, error: rpcError(-32600, `Invalid Request: ${problem}`)};
-}
-
-/** The body, or null once it is over BODY_LIMIT (the rest is left unread: the connection is closed). */
-function readBody(req: IncomingMessage): Promise<Uint8Array | null> {
-  // refused from its Content-Length alone, before any of it is read
-  if (Number(req.headers["content-length"]) > BODY_LIMIT) return Promise.resolve(null);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= BODY_LIMIT) return void chunks.push(chunk);
-      req.off("data", onData).pause();
-      resolve(null);
-    };
-    req.on("data", onData);
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      resolve(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
-    });
-    req.on("error", reject);
-  });
-}
-
-function isJson(req: IncomingMessage): boolean {
-  return (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase() === "application/json";
-}
-
-/** The HTTP side: POST with a JSON body, on any path, as the removed interface took it. */
-async function serve(rpc: (body: Uint8Array) => Promise<RpcReply>, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (req.method !== "POST") {
-    res.writeHead(405, {allow: "POST", "content-type": "text/plain"}).end("JSON-RPC takes POST requests\n");
-    return;
-  }
-  // a JSON content type also keeps browsers from posting here without a CORS preflight
-  if (!isJson(req)) {
-    res.writeHead(415, {"content-type": "text/plain"}).end("JSON-RPC takes Content-Type: application/json\n");
-    return;
-  }
-  const body = await readBody(req);
-  if (body === null) {
-    // the rest of the body is not read: the connection closes after the answer
-    res.writeHead(413, {"content-type": "text/plain", connection: "close"}).end(`request body over ${BODY_LIMIT} bytes\n`, () => req.socket.destroy());
-    return;
-  }
-  const reply = await rpc(body);
-  if (reply === undefined) return void res.writeHead(204).end();
-  res.writeHead(200, {"content-type": "application/json; charset=utf-8"});
-  if (typeof reply === "string") return void res.end(reply);
-  // a batch: its replies go out as they are made, as fast as the client reads them
-  for await (const piece of reply) {
-    if (res.destroyed) return;
-    if (!res.write(piece)) await drainOrClose(res);
-  }
-  res.end();
-}
-
-/** Starts the JSON-RPC server; `port` 0 picks a free port (the one bound is returned). */
-export async function startCompatServer(opts: CompatServerOptions): Promise<CompatServer> {
-  const rpc = createJsonRpc(opts);
-  const server = createLimitedServer((req, res) => {
-    serve(rpc, req, res).catch((err) => {
-      log.error({err}, "JSON-RPC request failed");
-      if (!res.headersSent) res.writeHead(500, {"content-type": "text/plain"});
-      res.end();
-    });
-  }, opts.limits);
-  const listening = await listen(server, opts.port, opts.address);
-  log.info({address: opts.address, port: listening.port, encoding: opts.encoding, upstream: opts.upstream ?? "in-process"}, "JSON-RPC listening");
-  return listening;
 }

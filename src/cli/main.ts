@@ -88,7 +88,7 @@ async function runNode(args: string[]): Promise<number> {
   const node = await startNode(opts);
   // the JSON-RPC layer is wired in here only: the node itself knows nothing of it
   const rpc = opts.rpc
-    ? await (await import("../../compat/server.ts"))
+    ? await (await import("../../compat/http.ts"))
         .startCompatServer({
           transport: node.api,
           encoding: opts.rpcEncoding,
@@ -121,7 +121,7 @@ async function runCompat(args: string[]): Promise<number> {
   process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.upstream);
   initLogging({directive: opts.logLevel, format: opts.logFormat});
   const {httpTransport} = await import("../api/client.ts");
-  const {startCompatServer} = await import("../../compat/server.ts");
+  const {startCompatServer} = await import("../../compat/http.ts");
   const rpc = await startCompatServer({
     transport: httpTransport(opts.upstream),
     encoding: opts.rpcEncoding,

@@ -4,7 +4,7 @@ import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {LEGACY_CATALOGUE} from "../../compat/catalogue.ts";
-import {startCompatServer, type CompatServer} from "../../compat/server.ts";
+import {startCompatServer, type CompatServer} from "../../compat/http.ts";
 import {parseNodeOptions} from "../../src/cli/options.ts";
 import {startNode, type RunningNode} from "../../src/node.ts";
 import {cases, makeFixture, singleAttestation, type Case, type Fixture} from "./cases.ts";

@@ -5,7 +5,7 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {LEGACY_CATALOGUE} from "../../compat/catalogue.ts";
 import {legacyMethods, uncataloguedMethods, unmappedMethods} from "../../compat/methods.ts";
-import {startCompatServer, type CompatServer} from "../../compat/server.ts";
+import {startCompatServer, type CompatServer} from "../../compat/http.ts";
 import {parseNodeOptions} from "../../src/cli/options.ts";
 import {startNode, type RunningNode} from "../../src/node.ts";
 import {cases, makeFixture, type Case, type Fixture, type RestCall} from "./cases.ts";

@@ -2,8 +2,9 @@ import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import type {Transport} from "../../src/api/client.ts";
 import type {WireRequest, WireResponse} from "../../src/api/wire.ts";
 import {legacyMethods, paramCount, type LegacyParam} from "../../compat/methods.ts";
-import {startCompatServer, type CompatServer} from "../../compat/server.ts";
+import {startCompatServer, type CompatServer} from "../../compat/http.ts";
 import {plain, postRpc} from "./helpers.ts";
+import {validatorResponseJson} from "../validatorJson.ts";
 
 /**
  * The JSON-RPC protocol of compat over HTTP, in front of a stub REST transport: envelopes,
@@ -12,21 +13,6 @@ import {plain, postRpc} from "./helpers.ts";
 
 const FAR_FUTURE = "18446744073709551615";
 const ROOT = "0x" + "11".repeat(32);
-const validatorJson = {
-  index: "3",
-  balance: "32000000000",
-  status: "active_ongoing",
-  validator: {
-    pubkey: "0x" + "aa".repeat(48),
-    withdrawal_credentials: "0x" + "00".repeat(32),
-    effective_balance: "32000000000",
-    slashed: false,
-    activation_eligibility_epoch: "0",
-    activation_epoch: "0",
-    exit_epoch: FAR_FUTURE,
-    withdrawable_epoch: FAR_FUTURE,
-  },
-};
 
 /** Slots per epoch 32; electra from epoch 10 */
 const SPEC = {SECONDS_PER_SLOT: "12", SLOTS_PER_EPOCH: "32", PRESET_BASE: "mainnet", ALTAIR_FORK_EPOCH: "1", ELECTRA_FORK_EPOCH: "10", FAR_FUTURE_EPOCH: FAR_FUTURE};
@@ -38,8 +24,8 @@ const answers: Record<string, (req: WireRequest) => WireResponse> = {
   getGenesis: () => json(200, {data: {genesis_time: "1606824023", genesis_validators_root: ROOT, genesis_fork_version: "0x00000000"}}),
   getStateRoot: (req) =>
     req.params.state_id === "head" ? json(200, {...chain, data: {root: ROOT}}) : json(404, {code: 404, message: `State not found: ${req.params.state_id}`}),
-  getStateValidator: () => json(200, {...chain, data: validatorJson}),
-  getStateValidators: () => json(200, {...chain, data: [validatorJson]}),
+  getStateValidator: () => json(200, {...chain, data: validatorResponseJson}),
+  getStateValidators: () => json(200, {...chain, data: [validatorResponseJson]}),
   getSpec: () => json(200, {data: SPEC}),
   getNodeVersion: () => json(200, {data: {version: "12345"}}),
   getSyncingStatus: () => json(200, {data: {head_slot: "9", sync_distance: "0", is_syncing: false, is_optimistic: false, el_offline: false}}),
@@ -262,7 +248,7 @@ describe("results", () => {
 
   it("gives the REST data unchanged with --rpc-encoding rest", async () => {
     const reply = await rpc("get_v1_beacon_states_stateId_validators_validatorId", ["head", 3], () => rest);
-    expect(plain(reply.result)).toEqual(validatorJson);
+    expect(plain(reply.result)).toEqual(validatorResponseJson);
   });
 
   it("reads what the removed server answered: a field, a status inside an object, some fields of each item", async () => {

@@ -1,7 +1,7 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {createServer, type Server} from "node:http";
 import type {AddressInfo} from "node:net";
-import {startCompatServer, type CompatServer} from "../../compat/server.ts";
+import {startCompatServer, type CompatServer} from "../../compat/http.ts";
 import {httpTransport} from "../../src/api/client.ts";
 import {NodeProcess, tempDataDir} from "../e2e/nodeProcess.ts";
 import {compareLegacy, parseExact, plain, postRpc, runCompatCheck} from "./helpers.ts";
