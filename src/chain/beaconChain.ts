@@ -40,13 +40,15 @@ const log = getLogger("chain");
 /** A block for the next slot is accepted this early (clock disparity between nodes). */
 const MAXIMUM_GOSSIP_CLOCK_DISPARITY_MS = 500;
 const PROPOSER_SCORE_BOOST = 40;
+const DEFAULT_STATE_CACHE_BYTES = 2048 * 1024 * 1024;
 
 export interface ChainOptions {
   /** the node's graffiti setting, read at block production time */
   graffiti: () => Uint8Array;
   /** fee recipient of a proposer (registered through prepare_beacon_proposer, or the default) */
   feeRecipientOf: (validatorIndex: number) => Uint8Array;
-  maxCachedStates?: number;
+  /** the state cache's budget (default 2 GiB) */
+  stateCacheBytes?: number;
   /** how long a block waits for its blobs or columns before peers are asked (default: a slot, at most 4 s) */
   dataAvailabilityWaitMs?: number;
   /** how that wait sleeps (a timer unless given: tests pass one that moves their clock) */
@@ -102,7 +104,7 @@ export class BeaconChain implements IBeaconChain {
     this.opts = opts;
     this.genesisTime = anchor.state.genesisTime;
     this.genesisValidatorsRoot = anchor.state.genesisValidatorsRoot;
-    this.stateCache = new StateCache(opts.maxCachedStates ?? 96);
+    this.stateCache = new StateCache(opts.stateCacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
     const anchorRoot = toRootHex(anchor.blockRoot);
     this.stateCache.add(anchorRoot, anchor.state);
     this.anchorSlot = anchor.state.slot;
@@ -188,6 +190,10 @@ export class BeaconChain implements IBeaconChain {
   /** States held in memory (a metric). */
   cachedStateCount(): number {
     return this.stateCache.size;
+  }
+
+  cachedStateBytes(): number {
+    return this.stateCache.bytes;
   }
 
   getHeadState(): CachedBeaconStateAllForks {
@@ -336,7 +342,8 @@ export class BeaconChain implements IBeaconChain {
     }
     failpoint("import:after-store", block.slot);
     stages.mark("store");
-    this.stateCache.add(rootHex, postState);
+    const advancedPreStateKey = advancedStateKey(parentHex, block.slot);
+    this.stateCache.add(rootHex, postState, this.stateCache.has(advancedPreStateKey) ? advancedPreStateKey : parentHex);
 
     const currentSlot = this.currentSlot();
     const isTimely = !trusted && block.slot === currentSlot && this.clock.msIntoSlot(block.slot) < (this.config.SECONDS_PER_SLOT * 1000) / 3;

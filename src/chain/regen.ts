@@ -49,9 +49,13 @@ export class StateRegenerator {
     // Walk back to the nearest ancestor whose state is cached, then replay forward.
     const toReplay: string[] = [];
     let base: CachedBeaconStateAllForks | undefined;
+    let baseKey = "";
     for (const ancestor of this.deps.forkChoice().iterateAncestors(blockRootHex)) {
       base = this.deps.stateCache.get(ancestor.blockRoot);
-      if (base) break;
+      if (base) {
+        baseKey = ancestor.blockRoot;
+        break;
+      }
       toReplay.push(ancestor.blockRoot);
     }
     if (!base) throw new Error(`no cached ancestor state to regenerate the state of block ${blockRootHex}`);
@@ -61,7 +65,8 @@ export class StateRegenerator {
       const block = await this.deps.getBlock(fromHex(root));
       if (!block) throw new Error(`block ${root} is in fork choice but not in the database`);
       state = replayBlock(state, block);
-      this.deps.stateCache.add(root, state);
+      this.deps.stateCache.add(root, state, baseKey);
+      baseKey = root;
     }
     return state;
   }
@@ -82,7 +87,7 @@ export class StateRegenerator {
     advanced.commit();
     // Epoch-boundary states are asked for again and again (duties, attestation checks, justified balances).
     if (slot % SLOTS_PER_EPOCH === 0 || computeEpochAtSlot(slot) !== computeEpochAtSlot(state.slot)) {
-      this.deps.stateCache.add(key, advanced);
+      this.deps.stateCache.add(key, advanced, blockRootHex);
     }
     return advanced;
   }

@@ -54,6 +54,7 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   dataDir: string;
   /** delete finalized blocks' sidecars after their retention window (--no-prune-sidecars: keep them) */
   pruneSidecars: boolean;
+  stateCacheSize: number;
   network: NetworkName;
   /** `--config`: the config.yaml of a custom network */
   networkConfig: string | undefined;
@@ -279,6 +280,14 @@ validators it drives itself.`,
       group: CHAIN,
       help: "database (`beacon/`), network key and ENR (`network/`), the dev validators' slashing protection (`validator/`)",
       parse: (text, ctx) => text ?? `./data/${ctx.get("network")}`,
+    }),
+    stateCacheSize: option({
+      name: "state-cache-size",
+      value: "MIB",
+      default: "2048",
+      group: CHAIN,
+      help: "memory the cached beacon states may hold, in MiB, estimated from the tree nodes each state does not share with the others; the head, justified and finalized states are always kept",
+      parse: (text) => integer(text, 64, 1024 * 1024),
     }),
     pruneSidecars: flag({
       name: "no-prune-sidecars",

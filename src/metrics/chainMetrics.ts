@@ -18,6 +18,8 @@ export interface ChainMetricsSource {
   getHeadState(): CachedBeaconStateAllForks;
   /** states held in memory */
   cachedStateCount(): number;
+  /** what they hold in memory, estimated (bytes) */
+  cachedStateBytes(): number;
   /** milliseconds since the start of `slot` on the node's clock */
   msIntoSlot(slot: number): number;
   config: {SECONDS_PER_SLOT: number};
@@ -74,6 +76,7 @@ export function observeChain(registry: Registry, chain: ChainMetricsSource, conn
 
   gauge("beacon_pending_exits", "Number of pending voluntary exits in local operation pool", () => chain.pools.opPool.getVoluntaryExits().length);
   gauge("beacon_gateway_state_cache_size", "beacon states held in the state cache", () => chain.cachedStateCount());
+  gauge("beacon_gateway_state_cache_bytes", "memory the cached beacon states hold, estimated from the tree nodes each does not share", () => chain.cachedStateBytes());
   new Gauge({
     name: "beacon_gateway_op_pool_size",
     help: "operations waiting in the node's pools, by pool",

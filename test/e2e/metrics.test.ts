@@ -113,6 +113,8 @@ describe("metrics endpoint", () => {
     expect(sampleValue(e, "beacon_gateway_rest_requests_total", {operationId: "getStateFinalityCheckpoints", status: "200"})!).toBeGreaterThan(0);
     expect(sampleValue(e, "beacon_gateway_jsonrpc_calls_total", {method: "get_v1_node_version", status: "ok"})).toBe(1);
     expect(sampleValue(e, "beacon_gateway_state_cache_size")!).toBeGreaterThan(0);
+    // the dev chain's 64-validator states: some tens of KiB each beside their base, never 0
+    expect(sampleValue(e, "beacon_gateway_state_cache_bytes")!).toBeGreaterThan(100_000);
     expect(sampleValue(e, "beacon_gateway_op_pool_size", {pool: "voluntary_exits"})).toBe(0);
     expect(e.types.get("beacon_gateway_event_loop_lag_seconds")).toBe("gauge");
     expect(sampleValue(e, "beacon_gateway_event_loop_lag_seconds")!).toBeGreaterThanOrEqual(0);

@@ -25,6 +25,7 @@ describe("observeChain", () => {
       },
       getHeadState: () => state as unknown as CachedBeaconStateAllForks,
       cachedStateCount: () => 7,
+      cachedStateBytes: () => 7 * 1024 * 1024,
       // the clock: 2.5 s into slot 100, 4-second slots
       msIntoSlot: (slot: number) => (100 - slot) * 4000 + 2500,
       config: {SECONDS_PER_SLOT: 4},
@@ -51,6 +52,7 @@ describe("observeChain", () => {
     expect(sampleValue(e, "libp2p_peers")).toBe(2);
     expect(sampleValue(e, "beacon_reorgs_total")).toBe(0);
     expect(sampleValue(e, "beacon_gateway_state_cache_size")).toBe(7);
+    expect(sampleValue(e, "beacon_gateway_state_cache_bytes")).toBe(7 * 1024 * 1024);
     expect(sampleValue(e, "beacon_gateway_op_pool_size", {pool: "attestations"})).toBe(3);
     expect(sampleValue(e, "beacon_pending_exits")).toBe(1);
 
