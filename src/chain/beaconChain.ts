@@ -376,7 +376,6 @@ export class BeaconChain implements IBeaconChain {
     const newHead = this.forkChoice.updateHead();
     if (newHead.blockRoot === oldHead.blockRoot) return newHead;
     this.head = newHead;
-    this.stateCache.setPinned([newHead.blockRoot, this.forkChoice.getFinalizedCheckpoint().root, this.forkChoice.getJustifiedCheckpoint().root]);
     this.emitter.emit("head", headEvent(this.forkChoice, oldHead, newHead, this.anchorSlot));
     const reorg = reorgEvent(this.forkChoice, oldHead, newHead, this.anchorSlot);
     if (reorg) {
@@ -423,6 +422,9 @@ export class BeaconChain implements IBeaconChain {
   private async updateHeadAndFinality(): Promise<ProtoBlock> {
     const head = this.recomputeHead();
     const finalized = this.forkChoice.getFinalizedCheckpoint();
+    // pinned anew each time: the checkpoints move at epoch starts without the head moving, and a
+    // state left pinned after its block is pruned would stay cached for good
+    this.stateCache.setPinned([head.blockRoot, finalized.root, this.forkChoice.getJustifiedCheckpoint().root]);
     if (finalized.epoch > this.finalizedEpoch) {
       this.finalizedEpoch = finalized.epoch;
       await this.onFinalized(finalized);
