@@ -4,7 +4,8 @@ import {MEDIA_TYPE} from "../wire.ts";
 /**
  * Reads a request body, up to `limit` bytes. A body over the limit is answered with 413 at once,
  * from its Content-Length when it has one, and the connection is closed: the rest of the body is
- * never read (draining it first would let a client make the node read 200 MB it will refuse).
+ * not read (draining it first would let a client make the node read 200 MB it will refuse),
+ * beyond a short lingering close (see lingerThenClose).
  * Resolves to the body (undefined when there is none), or to null once it has answered 413 or
  * the client has gone.
  */
@@ -51,10 +52,36 @@ export function tooLargeDeclared(req: IncomingMessage, limit: number): boolean {
 
 /** 413, and the connection closed once it is sent. */
 export function refuseTooLarge(req: IncomingMessage, res: ServerResponse, limit: number): void {
-  req.pause();
   if (res.headersSent) return;
+  lingerThenClose(req);
   res.writeHead(413, {"Content-Type": MEDIA_TYPE.json, Connection: "close"});
-  res.end(JSON.stringify({code: 413, message: `Request body over ${limit} bytes`}), () => req.socket.destroy());
+  res.end(JSON.stringify({code: 413, message: `Request body over ${limit} bytes`}));
+}
+
+/** How long, and how many more body bytes, a refused request's connection is read before it is closed. */
+export const LINGER = {ms: 1000, bytes: 1024 * 1024};
+
+/**
+ * A lingering close, as nginx's: after the answer, the connection is half-closed and kept for a
+ * moment before the socket is destroyed; up to `LINGER.bytes` of what the client still sends is
+ * read and dropped, then reading stops. Destroyed at once, with the client's bytes unread, the
+ * socket would send a TCP reset, and a client still writing its body would lose the answer it
+ * has not read yet (its kernel drops it on the reset).
+ */
+function lingerThenClose(req: IncomingMessage): void {
+  const socket = req.socket;
+  // node:http ends a `Connection: close` answer with destroySoon(), which destroys the socket as
+  // soon as the answer is flushed: here it only half-closes, and the timer below destroys it
+  socket.destroySoon = () => socket.end();
+  const timer = setTimeout(() => socket.destroy(), LINGER.ms);
+  socket.once("close", () => clearTimeout(timer));
+  let dropped = 0;
+  req.removeAllListeners("data");
+  req.on("data", (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER.bytes) req.pause();
+  });
+  req.resume();
 }
 
 /** "20mb", "512kb", or a number of bytes. */

@@ -70,6 +70,27 @@ describe("REST body size", () => {
   });
 });
 
+describe("the 413 reaches a client still writing its body (a lingering close, not a reset)", () => {
+  for (const server of ["REST", "JSON-RPC"] as const) {
+    // over the REST server's 64 KiB here, and over the JSON-RPC server's 20 MiB
+    const length = (server === "REST" ? 4 : 24) * 1024 * 1024;
+    it(`${server}: a client that reads only 300 ms after it began writing a ${length / 2 ** 20} MiB body still gets the 413`, async () => {
+      const {socket, received, closed} = rawSocket(server === "REST" ? rest.port : rpc.port);
+      await once(socket, "connect");
+      // the client does not read for a while, as one busy writing does; a reset meanwhile would drop the answer in its kernel
+      socket.pause();
+      socket.write(`POST ${server === "REST" ? "/eth/v1/beacon/pool/attestations" : "/"} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      const chunk = " ".repeat(64 * 1024);
+      for (let sent = 0; sent < length && !socket.destroyed; sent += chunk.length) socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      await new Promise((r) => setTimeout(r, 300));
+      socket.resume();
+      const lifetime = await closed;
+      expect(received()).toMatch(/^HTTP\/1\.1 413 /);
+      expect(lifetime).toBeLessThan(5000);
+    });
+  }
+});
+
 describe("REST connections", () => {
   it("drops a client that never finishes its headers (slowloris) within seconds", async () => {
     const {socket, closed} = rawSocket(rest.port);
