@@ -128,8 +128,9 @@ describe("metrics endpoint", () => {
     expect(sampleValue(e, "beacon_block_delay_count_bucket", {le: "1"})!).toBeGreaterThanOrEqual(0.9 * imported);
   });
 
-  it("runs with the launcher's small V8 semi-space, in the process the test started", () => {
+  it("runs with the launcher's small V8 semi-space and heap growth, in the process the test started", () => {
     const cmdline = readFileSync(`/proc/${node.proc.pid}/cmdline`, "utf8").split("\0");
     expect(cmdline).toContain("--max-semi-space-size=2");
+    expect(cmdline).toContain("--heap-growing-percent=20");
   });
 });
