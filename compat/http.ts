@@ -42,7 +42,7 @@ async function serve(rpc: (body: Uint8Array) => Promise<RpcReply>, req: Incoming
   if (reply === undefined) return void res.writeHead(204).end();
   res.writeHead(200, {"content-type": "application/json; charset=utf-8"});
   if (typeof reply === "string") return void res.end(reply);
-  // a batch: its replies go out as they are made, as fast as the client reads them
+  // a batch, or a single call's streamed result: the pieces go out as they are made, as fast as the client reads them
   for await (const piece of reply) {
     if (res.destroyed) return;
     if (!res.write(piece)) await drainOrClose(res);
@@ -56,8 +56,9 @@ export async function startCompatServer(opts: CompatServerOptions): Promise<Comp
   const server = createLimitedServer((req, res) => {
     serve(rpc, req, res).catch((err) => {
       log.error({err}, "JSON-RPC request failed");
-      if (!res.headersSent) res.writeHead(500, {"content-type": "text/plain"});
-      res.end();
+      // a reply broken off mid-stream is cut, not ended: ended, it would read as complete
+      if (res.headersSent) return void res.destroy();
+      res.writeHead(500, {"content-type": "text/plain"}).end();
     });
   }, opts.limits);
   const listening = await listen(server, opts.port, opts.address);

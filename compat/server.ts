@@ -13,6 +13,7 @@ import {legacyMethods, type ArgDef, type LegacyMethod} from "./methods.ts";
 import type {Answer} from "./results.ts";
 import type {Registry} from "prom-client";
 import {RequestMetrics} from "../src/metrics/requests.ts";
+import {StreamedResult, streamedReply, streamedResultOf} from "./streamedResult.ts";
 import {BoundedLabel} from "../src/metrics/labels.ts";
 
 /**
@@ -35,7 +36,10 @@ export interface CompatOptions {
   maxBatch?: number;
   /** the work of one request at most, batch or single call: see `callWork` (default `DEFAULT_MAX_WORK`) */
   maxWork?: number;
-  /** characters of one call's REST answer at most (default `DEFAULT_MAX_ANSWER_CHARS`): a reply is built whole */
+  /**
+   * characters of one call's REST answer at most (default `DEFAULT_MAX_ANSWER_CHARS`), where its
+   * reply is built whole: in a batch, or an answer not streamed (see StreamedResult)
+   */
   maxAnswerChars?: number;
 }
 
@@ -102,8 +106,10 @@ function boundedAnswerText(method: LegacyMethod, body: WireResponse["body"], max
   return text;
 }
 
-function resultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding, maxAnswerChars: number): unknown {
+function resultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding, maxAnswerChars: number, streaming: boolean): unknown {
   const route: Route = method.route;
+  const streamed = streaming ? streamedResultOf(method, res, encoding) : undefined;
+  if (streamed) return streamed;
   const text = boundedAnswerText(method, res.body, maxAnswerChars);
   if (route.response.kind === "status" && method.statusResults.includes(res.status)) {
     return pickResult(method, {json: res.status, value: res.status}, encoding);
@@ -167,7 +173,7 @@ async function setForkOfBody(method: LegacyMethod, req: WireRequest, transport: 
 }
 
 /** Calls one legacy method: its REST request over the transport, and the result (or a JSON-RPC error thrown). */
-export async function callLegacyMethod(method: LegacyMethod, params: unknown, opts: CompatOptions): Promise<unknown> {
+export async function callLegacyMethod(method: LegacyMethod, params: unknown, opts: CompatOptions, streaming = false): Promise<unknown> {
   if (params !== undefined && !Array.isArray(params)) throw rpcError(INVALID_PARAMS, `${method.name} takes positional params: a JSON array`);
   let req: WireRequest;
   try {
@@ -188,7 +194,7 @@ export async function callLegacyMethod(method: LegacyMethod, params: unknown, op
     throw rpcError(SERVER_ERROR, `cannot reach the beacon node${where}: ${(e as Error).message}`);
   }
   try {
-    return resultOf(method, res, opts.encoding, opts.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
+    return resultOf(method, res, opts.encoding, opts.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS, streaming);
   } catch (e) {
     if (e instanceof ApiClientError) throw restError(method, e, opts.upstream);
     if (isRpcError(e)) throw e;
@@ -233,30 +239,31 @@ export type RpcReply = string | AsyncIterable<string> | undefined;
 
 /** The JSON-RPC server: answers a request (one call or a batch) with its reply. */
 export function createJsonRpc(opts: CompatOptions): (requestBody: string | Uint8Array) => Promise<RpcReply> {
-  const handlers: Record<string, (params: unknown) => Promise<unknown>> = {};
-  for (const method of legacyMethods.values()) {
-    handlers[method.name] = async (params) => {
-      const started = Date.now();
-      try {
-        return await callLegacyMethod(method, params, opts);
-      } catch (e) {
-        if (isRpcError(e)) throw e;
-        log.error({method: method.name, err: e}, "JSON-RPC call failed");
-        throw rpcError(INTERNAL_ERROR, `${method.name}: ${(e as Error).message}`);
-      } finally {
-        log.debug({method: method.name, ms: Date.now() - started}, "JSON-RPC call");
-      }
-    };
-  }
-  const server = new jayson.Server(handlers);
-  const call = async (request: unknown): Promise<unknown> =>
+  const handlers = (streaming: boolean): Record<string, (params: unknown) => Promise<unknown>> =>
+    Object.fromEntries([...legacyMethods.values()].map((method) => [method.name, (params: unknown) => callMethod(method, params, streaming)]));
+  const callMethod = async (method: LegacyMethod, params: unknown, streaming: boolean): Promise<unknown> => {
+    const started = Date.now();
+    try {
+      return await callLegacyMethod(method, params, opts, streaming);
+    } catch (e) {
+      if (isRpcError(e)) throw e;
+      log.error({method: method.name, err: e}, "JSON-RPC call failed");
+      throw rpcError(INTERNAL_ERROR, `${method.name}: ${(e as Error).message}`);
+    } finally {
+      log.debug({method: method.name, ms: Date.now() - started}, "JSON-RPC call");
+    }
+  };
+  // a single call's large result may stream; a batch's replies are each built whole
+  const singleCalls = new jayson.Server(handlers(true));
+  const batchCalls = new jayson.Server(handlers(false));
+  const call = async (request: unknown, server = batchCalls): Promise<unknown> =>
     invalidRequest(request) ?? new Promise<unknown>((resolve) => server.call(request as never, (error: unknown, success: unknown) => resolve(error ?? success)));
   const metrics = opts.metricsRegistry ? callMetrics(opts.metricsRegistry) : null;
   const answer = !metrics
     ? call
-    : async (request: unknown): Promise<unknown> => {
+    : async (request: unknown, server = batchCalls): Promise<unknown> => {
         const started = performance.now();
-        const reply = await call(request);
+        const reply = await call(request, server);
         metrics.observe(request, reply, (performance.now() - started) / 1000);
         return reply;
       };
@@ -297,7 +304,7 @@ export function createJsonRpc(opts: CompatOptions): (requestBody: string | Uint8
     const refused = overLimits(request);
     if (refused !== undefined) return refused;
     if (Array.isArray(request) && request.length > 0) {
-      const replies = batchReplies(request, answer);
+      const replies = batchReplies(request, (each) => answer(each));
       // a batch of notifications only is answered with nothing at all (JSON-RPC 2.0): its calls still run
       if (request.every(isNotification)) {
         for await (const _ of replies);
@@ -305,7 +312,8 @@ export function createJsonRpc(opts: CompatOptions): (requestBody: string | Uint8
       }
       return replies;
     }
-    const reply = await answer(request);
+    const reply = (await answer(request, singleCalls)) as {id?: unknown; result?: unknown} | undefined;
+    if (reply?.result instanceof StreamedResult) return streamedReply(reply, reply.result);
     return reply === undefined ? undefined : JSON.stringify(reply);
   };
 }

@@ -132,6 +132,7 @@ export function streamedListData<T, M>(item: SszLike<T>, sszLimit?: number, item
     toJson: (items) => Array.from(items, (v) => item.toJson(v)),
     toJsonChunks: (items) => arrayChunks(items, (v) => item.toJson(v), itemText),
     fromJson: list.fromJson,
+    itemFromJson: (json) => item.fromJson(json),
     ssz: sszList && {serialize: (items) => sszList.serialize(Array.from(items)), deserialize: (bytes) => sszList.deserialize(bytes)},
   };
 }

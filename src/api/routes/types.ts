@@ -63,6 +63,8 @@ export interface DataCodec<D, M, S = D> {
   toJsonText?(data: S, meta: M): string;
   /** Large answers: the JSON text of `toJson(data)`, in pieces the server writes as they come (joined, exactly the same text). */
   toJsonChunks?(data: S, meta: M): Iterable<string>;
+  /** A list's codec: one item from its JSON, for readers that take a large list item by item (the JSON-RPC layer) */
+  itemFromJson?(json: unknown): unknown;
   /** present when the spec allows `application/octet-stream` responses */
   ssz?: {
     serialize(data: S, meta: M): Uint8Array;
