@@ -1,5 +1,6 @@
 import type {Route} from "../src/api/routes/types.ts";
 import {isChunked, type WireResponse} from "../src/api/wire.ts";
+import {BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, isSpace} from "../src/api/server/slicedJson.ts";
 import {workSlicer} from "../src/api/workSlices.ts";
 import {toLegacyNumbers, type Encoding} from "./adapters.ts";
 import type {LegacyMethod} from "./methods.ts";
@@ -38,19 +39,6 @@ export async function* streamedDataList(answer: Iterable<string> | AsyncIterable
     if ((count & 15) === 0) await next();
   }
   yield `${out}]`;
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-
-function isSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
 /**

@@ -22,19 +22,20 @@ export interface SlicedJsonOptions {
   reviver?: (key: string, value: unknown, context?: {source?: string}) => unknown;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
+/** JSON's structural characters, as char codes (the same in UTF-8 bytes and in JS strings) */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
 
 const decoder = new TextDecoder();
 const setImmediateYield = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function isSpace(b: number): boolean {
+export function isSpace(b: number): boolean {
   return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 }
 
