@@ -83,34 +83,35 @@ function restError(method: LegacyMethod, err: ApiClientError, upstream: string |
   return rpcError(SERVER_ERROR, err.message, data);
 }
 
-/** The REST answer as the legacy result: its `data` (the status, `true` for no body), then the method's selector. */
 /**
- * The text of a REST answer, refused once it is over `maxChars`: a JSON-RPC reply is parsed and
- * built whole, so an answer of hundreds of MB (every validator of a mainnet state) would hold
- * that many times over in memory. A body in pieces is read no further than the limit.
+ * The text of a REST answer, refused once it is over `maxChars`, for a reply built whole: an
+ * answer of hundreds of MB (every validator of a mainnet state) would hold that many times over
+ * in memory. An answer in pieces, or arriving over HTTP, is read no further than the limit.
  */
-function boundedAnswerText(method: LegacyMethod, body: WireResponse["body"], maxChars: number): string {
+async function boundedAnswerText(method: LegacyMethod, res: WireResponse, maxChars: number): Promise<string> {
   const refuse = (): never => {
     throw rpcError(SERVER_ERROR, `${method.name}: the answer of ${method.route.operationId} is over ${maxChars} characters, more than one JSON-RPC reply carries; the REST API streams it`);
   };
-  if (!isChunked(body)) {
-    const text = bodyText(body);
+  if (res.textStream === undefined && !isChunked(res.body)) {
+    const text = bodyText(res.body);
     if (text.length > maxChars) refuse();
     return text;
   }
   let text = "";
-  for (const piece of body) {
+  // breaking out of the loop cancels a stream: the rest is not read
+  for await (const piece of res.textStream ?? (res.body as Iterable<string>)) {
     text += piece;
     if (text.length > maxChars) refuse();
   }
   return text;
 }
 
-function resultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding, maxAnswerChars: number, streaming: boolean): unknown {
+/** The REST answer as the legacy result: its `data` (the status, `true` for no body), then the method's selector. */
+async function resultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding, maxAnswerChars: number, streaming: boolean): Promise<unknown> {
   const route: Route = method.route;
   const streamed = streaming ? streamedResultOf(method, res, encoding) : undefined;
   if (streamed) return streamed;
-  const text = boundedAnswerText(method, res.body, maxAnswerChars);
+  const text = await boundedAnswerText(method, res, maxAnswerChars);
   if (route.response.kind === "status" && method.statusResults.includes(res.status)) {
     return pickResult(method, {json: res.status, value: res.status}, encoding);
   }
@@ -137,7 +138,8 @@ function restReader(transport: Transport): ReadRest {
   return async (operationId, partial) => {
     const route = routes[operationId] as Route;
     const res = await transport(route, {params: {}, query: {}, headers: {accept: "application/json"}, ...partial});
-    const text = bodyText(res.body);
+    let text = res.textStream ? "" : bodyText(res.body);
+    for await (const piece of res.textStream ?? []) text += piece;
     readResponse(route, {...res, body: text});
     return (JSON.parse(text) as {data: unknown}).data;
   };
@@ -194,7 +196,7 @@ export async function callLegacyMethod(method: LegacyMethod, params: unknown, op
     throw rpcError(SERVER_ERROR, `cannot reach the beacon node${where}: ${(e as Error).message}`);
   }
   try {
-    return resultOf(method, res, opts.encoding, opts.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS, streaming);
+    return await resultOf(method, res, opts.encoding, opts.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS, streaming);
   } catch (e) {
     if (e instanceof ApiClientError) throw restError(method, e, opts.upstream);
     if (isRpcError(e)) throw e;

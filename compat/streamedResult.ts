@@ -140,7 +140,8 @@ export async function* dataListItems(pieces: Iterable<string> | AsyncIterable<st
  */
 export function streamedResultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding): StreamedResult | undefined {
   const response = method.route.response as Route["response"];
-  if (!isChunked(res.body) || res.status < 200 || res.status >= 300) return undefined;
+  const answer = res.textStream ?? (isChunked(res.body) ? res.body : undefined);
+  if (answer === undefined || res.status < 200 || res.status >= 300) return undefined;
   if (response.kind !== "data" || response.unwrapped || method.result || !response.data.itemFromJson) return undefined;
   const itemFromJson = response.data.itemFromJson;
   const writeItem: ItemWriter = (text) => {
@@ -148,7 +149,7 @@ export function streamedResultOf(method: LegacyMethod, res: WireResponse, encodi
     const value = itemFromJson(json);
     return encoding === "legacy" ? JSON.stringify(toLegacyNumbers(json, value)) : text;
   };
-  return new StreamedResult(streamedDataList(res.body, writeItem));
+  return new StreamedResult(streamedDataList(answer, writeItem));
 }
 
 /** The pieces of a reply `{"jsonrpc":"2.0","id":…,"result":…}` whose result is streamed. */

@@ -161,8 +161,17 @@ export function createApiClient(transport: Transport): ApiClient {
   };
 }
 
+export interface HttpTransportOptions {
+  /**
+   * A successful JSON answer of a list route (one whose codec reads items one by one) is handed
+   * on as it arrives (`textStream`), not read whole first: for the JSON-RPC layer, which streams
+   * such results.
+   */
+  streamLists?: boolean;
+}
+
 /** Requests over HTTP to a beacon node at `baseUrl` (node's fetch). */
-export function httpTransport(baseUrl: string): Transport {
+export function httpTransport(baseUrl: string, opts: HttpTransportOptions = {}): Transport {
   const base = baseUrl.replace(/\/+$/, "");
   return async (route, req) => {
     const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(req.params[name]));
@@ -174,6 +183,10 @@ export function httpTransport(baseUrl: string): Transport {
     const headers = Object.fromEntries(res.headers.entries());
     if ((headers["content-type"] ?? "").startsWith(EVENT_STREAM_MEDIA_TYPE) && res.body) {
       return {status: res.status, headers, eventStream: res.body.pipeThrough(new TextDecoderStream())};
+    }
+    const response = route.response;
+    if (opts.streamLists && res.ok && res.body && (headers["content-type"] ?? "").startsWith(MEDIA_TYPE.json) && response.kind === "data" && response.data.itemFromJson) {
+      return {status: res.status, headers, textStream: res.body.pipeThrough(new TextDecoderStream())};
     }
     const body = (headers["content-type"] ?? "").startsWith(MEDIA_TYPE.ssz) ? new Uint8Array(await res.arrayBuffer()) : await res.text();
     return {status: res.status, headers, body: body.length === 0 ? undefined : body};

@@ -26,6 +26,11 @@ export interface WireResponse {
   body?: string | Uint8Array | Iterable<string>;
   /** instead of a body, an `events` route's server-sent events as text, open until either side cancels it */
   eventStream?: ReadableStream<string>;
+  /**
+   * instead of a body, a large JSON list answer's text as it arrives over HTTP (httpTransport's
+   * `streamLists`), for readers that take the list item by item; cancel it to stop reading
+   */
+  textStream?: ReadableStream<string>;
 }
 
 /** Whether a body is JSON text in pieces (not one string or one buffer). */

@@ -66,7 +66,7 @@ export function rpcListenOptions(group?: string): OptionTable<RpcFields> {
       value: "MIB",
       default: "64",
       group,
-      help: "MiB of one call's REST answer at most where its reply is built whole (a call in a batch, or an answer that comes whole, as from an `--upstream`); a larger one is a -32000 error. A single call's list answer from the node itself streams, whatever its size",
+      help: "MiB of one call's REST answer at most where its reply is built whole (a call in a batch, or a result that is not a whole list); a larger one is a -32000 error. A single call's list result streams, whatever its size",
       parse: (text) => integer(text, 1, 4096),
     }),
   };

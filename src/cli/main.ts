@@ -123,7 +123,7 @@ async function runCompat(args: string[]): Promise<number> {
   const {httpTransport} = await import("../api/client.ts");
   const {startCompatServer} = await import("../../compat/http.ts");
   const rpc = await startCompatServer({
-    transport: httpTransport(opts.upstream),
+    transport: httpTransport(opts.upstream, {streamLists: true}),
     encoding: opts.rpcEncoding,
     port: opts.rpcPort,
     address: opts.rpcAddress,

@@ -2,6 +2,10 @@ import {describe, expect, it} from "@jest/globals";
 import type {WireResponse} from "../../src/api/wire.ts";
 import {createJsonRpc, replyText} from "../../compat/server.ts";
 import {startCompatServer} from "../../compat/http.ts";
+import {httpTransport} from "../../src/api/client.ts";
+import {createServer} from "node:http";
+import {once} from "node:events";
+import type {AddressInfo} from "node:net";
 import {dataListItems} from "../../compat/streamedResult.ts";
 import {prng} from "../../bench/seededRandom.ts";
 import {validatorResponseJson} from "../validatorJson.ts";
@@ -148,6 +152,36 @@ describe("a single call's large result", () => {
       await expect(res.text()).rejects.toThrow();
     } finally {
       await Promise.all([good.close(), bad.close()]);
+    }
+  }, 30_000);
+
+  it("in front of another node (--upstream): the reply starts before the upstream's answer has all arrived", async () => {
+    let releaseRest: () => void = () => {};
+    const restHeld = new Promise<void>((resolve) => (releaseRest = resolve));
+    const items = Array.from({length: COUNT}, (_, i) => JSON.stringify({...validatorResponseJson, index: String(i)}));
+    const upstream = createServer((_req, res) => {
+      res.writeHead(200, {"content-type": "application/json"});
+      res.write(`{"execution_optimistic":false,"finalized":false,"data":[${items.slice(0, COUNT / 2).join(",")}`);
+      // the second half only once the JSON-RPC client has read part of its reply
+      void restHeld.then(() => res.end(`,${items.slice(COUNT / 2).join(",")}]}`));
+    }).listen(0, "127.0.0.1");
+    await once(upstream, "listening");
+    const rest = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const rpc = await startCompatServer({port: 0, address: "127.0.0.1", transport: httpTransport(rest, {streamLists: true}), encoding: "legacy", upstream: rest});
+    try {
+      const res = await fetch(`http://127.0.0.1:${rpc.port}/`, {method: "POST", headers: {"content-type": "application/json"}, body: call});
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      while (text.length < 100_000) text += (await reader.read()).value ?? "";
+      releaseRest();
+      for (let next = await reader.read(); !next.done; next = await reader.read()) text += next.value;
+      const reply = JSON.parse(text) as {id: number; result: {index: number}[]};
+      expect(reply.result).toHaveLength(COUNT);
+      expect(reply.result[COUNT - 1].index).toBe(COUNT - 1);
+    } finally {
+      releaseRest();
+      await rpc.close();
+      upstream.close();
     }
   }, 30_000);
 });
