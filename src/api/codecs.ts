@@ -5,7 +5,7 @@ import {sszTypesFor, type BeaconBlock, type SignedBeaconBlock} from "@lodestar/t
 import {fromHex, toHex} from "@lodestar/utils";
 import {ApiError, badRequest} from "./errors.ts";
 import type {BodyDef, DataCodec, MetaField, ParamCodec} from "./routes/types.ts";
-import {jsonTextOf} from "./jsonText.ts";
+import {isShared, jsonBytesOf, jsonTextOf} from "./jsonText.ts";
 import {mapInSlices} from "./workSlices.ts";
 
 /**
@@ -75,6 +75,8 @@ export function parseUint(s: string): number | undefined {
  * names nothing the node has (a 404, or no match), and is formatted back as a uint64.
  */
 export function parseUintId(s: string): number | undefined {
+  // up to 15 digits is below 2^53: a number as it is
+  if (s.length <= 15) return DECIMAL.test(s) ? Number(s) : undefined;
   if (!DECIMAL.test(s) || s.replace(/^0+/, "").length > 20) return undefined;
   const n = BigInt(s);
   return n <= MAX_UINT64 ? Number(n) : undefined;
@@ -308,11 +310,26 @@ export function sszData<D, M>(select: (meta: M) => SszLike<D>, opts: {ssz: boole
 }
 
 /** Response data that is a JSON list of ssz values; the text of shared items is made once (jsonText.ts). */
+const OPEN_LIST = Buffer.from("[");
+const COMMA = Buffer.from(",");
+const CLOSE_LIST = Buffer.from("]");
+
 export function listData<D, M>(item: SszLike<D>): DataCodec<D[], M> {
   const codec = listJson(item);
   return {
     toJson: (data) => codec.toJson(data),
     toJsonText: (data) => `[${data.map((v) => jsonTextOf(item, v, () => JSON.stringify(item.toJson(v)))).join(",")}]`,
+    // items built afresh for each request are cheaper to write as one text than to encode one by one
+    toJsonBytes: (data) => {
+      if (data.length === 0 || !isShared(data[0])) return undefined;
+      const parts: Uint8Array[] = [OPEN_LIST];
+      data.forEach((v, i) => {
+        if (i > 0) parts.push(COMMA);
+        parts.push(jsonBytesOf(item, v, () => JSON.stringify(item.toJson(v))));
+      });
+      parts.push(CLOSE_LIST);
+      return parts;
+    },
     fromJson: (json) => codec.fromJson(json),
   };
 }

@@ -9,6 +9,12 @@
 
 const shared = new WeakSet<object>();
 const texts = new WeakMap<object, WeakMap<object, string>>();
+const encodings = new WeakMap<object, WeakMap<object, Buffer>>();
+
+/** Whether `value` was marked shared. */
+export function isShared(value: unknown): boolean {
+  return typeof value === "object" && value !== null && shared.has(value);
+}
 
 /** Marks `value` as shared and never changed again; returns it. */
 export function markShared<T>(value: T): T {
@@ -27,4 +33,17 @@ export function jsonTextOf(codec: object, value: unknown, compute: () => string)
   let text = byValue.get(value);
   if (text === undefined) byValue.set(value, (text = compute()));
   return text;
+}
+
+/**
+ * The same JSON text as UTF-8 bytes, kept beside it for a shared value: encoding a text on every
+ * request (16 KB of attester duties, say) costs more than the rest of the request's work.
+ */
+export function jsonBytesOf(codec: object, value: unknown, compute: () => string): Buffer {
+  if (typeof value !== "object" || value === null || !shared.has(value)) return Buffer.from(compute());
+  let byValue = encodings.get(codec);
+  if (!byValue) encodings.set(codec, (byValue = new WeakMap()));
+  let bytes = byValue.get(value);
+  if (bytes === undefined) byValue.set(value, (bytes = Buffer.from(jsonTextOf(codec, value, compute))));
+  return bytes;
 }

@@ -37,7 +37,7 @@ export function* coalesce(pieces: Iterable<string>, size = CHUNK_CHARS): Generat
 }
 
 /** The text before the data of `{...fields, "data": <data>}`. */
-function envelopeHead(fields: Record<string, unknown>): string {
+export function envelopeHead(fields: Record<string, unknown>): string {
   const head = JSON.stringify(fields);
   return head === "{}" ? '{"data":' : `${head.slice(0, -1)},"data":`;
 }

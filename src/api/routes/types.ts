@@ -61,6 +61,8 @@ export interface DataCodec<D, M, S = D> {
   fromJson(json: unknown, meta: M): D;
   /** The JSON text of `toJson(data)`, when the codec can make it faster than JSON.stringify (from texts of shared items) */
   toJsonText?(data: S, meta: M): string;
+  /** The same text as UTF-8 bytes, in pieces, from the kept bytes of shared items (undefined when they are not shared) */
+  toJsonBytes?(data: S, meta: M): Uint8Array[] | undefined;
   /** Large answers: the JSON text of `toJson(data)`, in pieces the server writes as they come (joined, exactly the same text). */
   toJsonChunks?(data: S, meta: M): Iterable<string>;
   /** A list's codec: one item from its JSON, for readers that take a large list item by item (the JSON-RPC layer) */

@@ -1,7 +1,7 @@
 import type {ChainForkConfig} from "@lodestar/config";
 import {ApiError, badRequest, renderError} from "../errors.ts";
 import type {BodyDef, EventSource, ParamDef, Route, WireFormat} from "../routes/types.ts";
-import {coalesce, envelopeChunks, envelopeText} from "../streaming.ts";
+import {coalesce, envelopeChunks, envelopeHead, envelopeText} from "../streaming.ts";
 import {jsonTextOf} from "../jsonText.ts";
 import {MEDIA_TYPE, type WireRequest, type WireResponse} from "../wire.ts";
 import {declinedReason} from "../impl/notImplemented.ts";
@@ -69,6 +69,8 @@ export async function parseArgs(route: Route, req: WireRequest, config: ChainFor
   return args;
 }
 
+const CLOSE_ENVELOPE = Buffer.from("}");
+
 function formatResult(route: Route, result: {data?: unknown; meta?: Record<string, unknown>} | undefined, format: WireFormat): WireResponse {
   const response = route.response;
   if (response.kind === "empty") return {status: 200, headers: {}};
@@ -86,6 +88,8 @@ function formatResult(route: Route, result: {data?: unknown; meta?: Record<strin
   const chunks = response.data.toJsonChunks?.(result!.data, meta);
   if (chunks) return {status: 200, headers, body: coalesce(envelopeChunks(json, chunks))};
   const data = result!.data;
+  const bytes = response.data.toJsonBytes?.(data, meta);
+  if (bytes) return {status: 200, headers, body: Buffer.concat([Buffer.from(envelopeHead(json)), ...bytes, CLOSE_ENVELOPE])};
   const text = jsonTextOf(response.data, data, () => response.data.toJsonText?.(data, meta) ?? JSON.stringify(response.data.toJson(data, meta)));
   // undefined data has no `data` key (what JSON.stringify of the envelope gives)
   if (text === undefined) return {status: 200, headers, body: JSON.stringify(json)};
