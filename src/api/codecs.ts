@@ -395,7 +395,15 @@ export const versionMeta = metaField<ForkName>("version", "Eth-Consensus-Version
 // before then leaves them out, and meant false (no optimistic imports; not known to be finalized)
 export const executionOptimisticMeta: MetaField<boolean> = {...boolField("execution_optimistic", "Eth-Execution-Optimistic"), whenAbsent: {value: false}};
 export const finalizedMeta: MetaField<boolean> = {...boolField("finalized", "Eth-Finalized"), whenAbsent: {value: false}};
-export const dependentRootMeta = metaField<Uint8Array>("dependent_root", "Eth-Dependent-Root", toHex, rootHex);
+/** The 0x hex of bytes kept and written again and again (the dependent root of every duties answer), made once per array. */
+export function keptHex(bytes: Uint8Array): string {
+  let hex = hexOfKept.get(bytes);
+  if (hex === undefined) hexOfKept.set(bytes, (hex = toHex(bytes)));
+  return hex;
+}
+const hexOfKept = new WeakMap<Uint8Array, string>();
+
+export const dependentRootMeta = metaField<Uint8Array>("dependent_root", "Eth-Dependent-Root", keptHex, rootHex);
 export const executionPayloadBlindedMeta = boolField("execution_payload_blinded", "Eth-Execution-Payload-Blinded");
 export const executionPayloadValueMeta = metaField<bigint>("execution_payload_value", "Eth-Execution-Payload-Value", String, decimalBigint);
 export const consensusBlockValueMeta = metaField<bigint>("consensus_block_value", "Eth-Consensus-Block-Value", String, decimalBigint);

@@ -50,8 +50,14 @@ export function latestBlockRoot(state: BeaconStateAllForks): Root {
  */
 export function blockRootAtSlot(state: BeaconStateAllForks, slot: number): Root {
   const target = Math.max(slot, GENESIS_SLOT);
-  return target >= state.slot ? latestBlockRoot(state) : getBlockRootAtSlot(state, target);
+  // asked on every duties request: read from the state's tree once per state and slot (a state is not changed once made)
+  let bySlot = blockRootsAt.get(state);
+  if (!bySlot) blockRootsAt.set(state, (bySlot = new Map()));
+  let root = bySlot.get(target);
+  if (!root) bySlot.set(target, (root = target >= state.slot ? latestBlockRoot(state) : getBlockRootAtSlot(state, target)));
+  return root;
 }
+const blockRootsAt = new WeakMap<BeaconStateAllForks, Map<number, Root>>();
 
 function pubkeyOf(state: BeaconStateAllForks, index: number): Uint8Array {
   return state.validators.getReadonly(index).pubkey;

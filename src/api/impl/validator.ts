@@ -10,7 +10,7 @@ import {
   syncCommitteeDuties,
 } from "../../duties/index.ts";
 import {getLogger} from "../../log.ts";
-import type {BlockContents} from "../codecs.ts";
+import {keptHex, type BlockContents} from "../codecs.ts";
 import {isValidRegistrationSignature} from "../../execution/validatorRegistration.ts";
 import {EngineUnavailableError} from "../../execution/engine.ts";
 import {ApiError, badRequest, notFound} from "../errors.ts";
@@ -74,7 +74,7 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     assertAtMostNextEpoch(ctx, epoch);
     const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => headEpoch === epoch);
     const dependentRoot = proposerDependentRoot(state, epoch);
-    const data = await answerCacheOf(ctx.chain).ofDependentRootGet(`proposer_duties:${epoch}:${toRootHex(dependentRoot)}`, () => proposerDuties(state, epoch));
+    const data = await answerCacheOf(ctx.chain).ofDependentRootGet(`proposer_duties:${epoch}:${keptHex(dependentRoot)}`, () => proposerDuties(state, epoch));
     return {data, meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()}};
   },
 
@@ -85,7 +85,7 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     const dependentRoot = attesterDependentRoot(state, epoch);
     // the duties of every validator asked about so far in this epoch, by index (null: none); an index, never an answer itself
     // (it grows), while each duty in it is shared as it is
-    const known = await answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${toRootHex(dependentRoot)}`, () => new Map<number, AttesterDuty | null>());
+    const known = await answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${keptHex(dependentRoot)}`, () => new Map<number, AttesterDuty | null>());
     const indices = indicesOf(state, validators);
     const missing = indices.filter((index) => !known.has(index));
     const computed = missing.length > 0 ? attesterDuties(state, epoch, missing) : [];
