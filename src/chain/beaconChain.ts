@@ -83,6 +83,7 @@ export class BeaconChain implements IBeaconChain {
   private readonly reads: ChainReads;
   private readonly sidecarRetention: SidecarRetention | null;
   private head: ProtoBlock;
+  private headInfo: {of: ProtoBlock; info: HeadInfo} | null = null;
   private anchorSlot: number;
   /** the finalized epoch whose archiving has been done */
   private finalizedEpoch: number;
@@ -178,13 +179,21 @@ export class BeaconChain implements IBeaconChain {
     return this.clock.msIntoSlot(slot);
   }
 
+  /** The head, made once per head (asked by every head-dependent request): shared, so never to be changed. */
   getHead(): HeadInfo {
-    return {
-      slot: this.head.slot,
-      blockRoot: fromHex(this.head.blockRoot),
-      stateRoot: fromHex(this.head.stateRoot),
-      executionBlockHash: this.head.executionBlockHash ? fromHex(this.head.executionBlockHash) : new Uint8Array(32),
-    };
+    if (this.headInfo?.of !== this.head) {
+      const head = this.head;
+      this.headInfo = {
+        of: head,
+        info: {
+          slot: head.slot,
+          blockRoot: fromHex(head.blockRoot),
+          stateRoot: fromHex(head.stateRoot),
+          executionBlockHash: head.executionBlockHash ? fromHex(head.executionBlockHash) : new Uint8Array(32),
+        },
+      };
+    }
+    return this.headInfo.info;
   }
 
   /** States held in memory (a metric). */

@@ -3,6 +3,7 @@ import type {Root} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import {latestBlockRoot} from "../../duties/index.ts";
+import {keptHex} from "../codecs.ts";
 import {markShared} from "../jsonText.ts";
 
 /**
@@ -73,7 +74,7 @@ export function answerCacheOf(chain: Pick<IBeaconChain, "emitter">): AnswerCache
 
 /** The head block's root as a key part. */
 export function headKey(chain: IBeaconChain): string {
-  return toRootHex(chain.getHead().blockRoot);
+  return keptHex(chain.getHead().blockRoot);
 }
 
 const latestBlockRoots = new WeakMap<BeaconStateAllForks, Root>();
