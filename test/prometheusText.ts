@@ -18,10 +18,16 @@ export interface Exposition {
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?/g;
 
+/**
+ * A sample value as Prometheus reads it (Go's strconv.ParseFloat): the special values in any
+ * case. prom-client writes NaN as `Nan`, as its event-loop gauges do between two scrapes that
+ * close together (no event-loop sample in between).
+ */
 function parseValue(text: string): number {
-  if (text === "+Inf") return Infinity;
-  if (text === "-Inf") return -Infinity;
-  if (text === "NaN") return NaN;
+  const special = text.toLowerCase();
+  if (special === "+inf" || special === "inf") return Infinity;
+  if (special === "-inf") return -Infinity;
+  if (special === "nan") return NaN;
   const value = Number(text);
   if (Number.isNaN(value)) throw new Error(`not a sample value: ${text}`);
   return value;
