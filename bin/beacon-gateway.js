@@ -7,11 +7,17 @@
 // after the same load (262-279 MiB against 195-215), at the same rate. The flags only take effect
 // at start, so the launcher replaces itself (same process id, same stdio) with one started with
 // them, where Node can.
+import {fileURLToPath} from "node:url";
+import {buildIsCurrent, entryUrl} from "./entry.js";
+
 const SEMI_SPACE_FLAG = "--max-semi-space-size";
 const HEAP_FLAGS = [`${SEMI_SPACE_FLAG}=2`, "--heap-growing-percent=20"];
 if (typeof process.execve === "function" && !process.execArgv.some((a) => a.startsWith(SEMI_SPACE_FLAG)) && !process.env.BEACON_GATEWAY_NO_REEXEC) {
   process.execve(process.execPath, [process.execPath, ...HEAP_FLAGS, ...process.execArgv, ...process.argv.slice(1)], process.env);
 }
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const fromBuild = buildIsCurrent(ROOT);
+
 // Launcher. @lodestar/params fixes the consensus preset when it is first imported, so the
 // preset is chosen here, from the command line, before anything that imports lodestar loads.
 const args = process.argv.slice(2);
@@ -21,11 +27,11 @@ if (presetArg === "minimal" || presetArg === "mainnet") process.env.LODESTAR_PRE
 // the validator client and the JSON-RPC proxy take the preset of the beacon node they talk to
 else if (args[0] !== "validator" && args[0] !== "compat") {
   // a network other than dev fixes its own preset (the public ones mainnet, a custom one its config's PRESET_BASE)
-  const {presetOfArgs} = await import("../src/config/networkNames.ts");
+  const {presetOfArgs} = await import(entryUrl(ROOT, "src/config/networkNames.ts", fromBuild));
   const networkPreset = args[0] === "node" ? presetOfArgs(args) : undefined;
   if (networkPreset) process.env.LODESTAR_PRESET = networkPreset;
   else process.env.LODESTAR_PRESET ??= "minimal";
 }
 
-const {main} = await import("../src/cli/main.ts");
+const {main} = await import(entryUrl(ROOT, "src/cli/main.ts", fromBuild));
 process.exitCode = await main(args);

@@ -1,8 +1,8 @@
 import {spawn, type ChildProcess} from "node:child_process";
 import {createWriteStream, existsSync, mkdirSync, writeFileSync} from "node:fs";
 import {join} from "node:path";
-import {fileURLToPath} from "node:url";
 import type {DevnetOptions} from "./cli/devnetOptions.ts";
+import {PROJECT_ROOT} from "./projectRoot.ts";
 
 /**
  * `beacon-gateway devnet`: node processes on one dev chain. Node 0 makes the interop genesis
@@ -10,7 +10,7 @@ import type {DevnetOptions} from "./cli/devnetOptions.ts";
  * which dial every node before them. The validators are shared out in contiguous ranges.
  */
 
-const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
+const BIN = join(PROJECT_ROOT, "bin", "beacon-gateway.js");
 const HOST = "127.0.0.1";
 const START_TIMEOUT_MS = 120_000;
 

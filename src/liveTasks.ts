@@ -1,5 +1,6 @@
 import {fileURLToPath} from "node:url";
 import {relative} from "node:path";
+import {PROJECT_ROOT} from "./projectRoot.ts";
 
 /**
  * The node's live asynchronous work, for `/ext/v1/debug/tasks`: work the node tracks itself
@@ -18,7 +19,6 @@ export interface LiveTask {
   line: number;
 }
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const live = new Map<number, LiveTask>();
 let lastId = 0;
 
@@ -28,7 +28,7 @@ function callerLocation(): {filename: string; line: number} {
   const match = /\(?((?:file:\/\/)?\/[^\s()]+):(\d+):\d+\)?\s*$/.exec(frame);
   if (!match) return {filename: "", line: 0};
   const path = match[1].startsWith("file://") ? fileURLToPath(match[1]) : match[1];
-  return {filename: relative(ROOT, path), line: Number(match[2])};
+  return {filename: relative(PROJECT_ROOT, path), line: Number(match[2])};
 }
 
 /**

@@ -26,6 +26,7 @@ import {createApiClient, type Transport} from "./api/client.ts";
 import {createValidatorBeaconApi} from "./api/validatorApi.ts";
 import {startValidatorClient} from "./validator/index.ts";
 import type {ApiContext} from "./api/impl/context.ts";
+import {RUNNING_BUILD} from "./projectRoot.ts";
 import {VERSION} from "./version.ts";
 import type {Registry} from "prom-client";
 import {createNodeMetrics} from "./metrics/nodeMetrics.ts";
@@ -49,7 +50,7 @@ export interface RunningNode {
 export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   initLogging({directive: opts.logLevel, format: opts.logFormat});
   const log = getLogger("node");
-  log.info({version: VERSION, network: opts.network, preset: opts.preset, dataDir: opts.dataDir}, "starting beacon-gateway");
+  log.info({version: VERSION, network: opts.network, preset: opts.preset, dataDir: opts.dataDir, code: RUNNING_BUILD ? "dist" : "src"}, "starting beacon-gateway");
   mkdirSync(opts.dataDir, {recursive: true});
   const metrics = opts.metrics ? createNodeMetrics() : undefined;
 
