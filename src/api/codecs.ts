@@ -5,7 +5,7 @@ import {sszTypesFor, type BeaconBlock, type SignedBeaconBlock} from "@lodestar/t
 import {fromHex, toHex} from "@lodestar/utils";
 import {ApiError, badRequest} from "./errors.ts";
 import type {BodyDef, DataCodec, MetaField, ParamCodec} from "./routes/types.ts";
-import {isShared, jsonBytesOf, jsonTextOf} from "./jsonText.ts";
+import {isShared, jsonBytesOf, jsonTextOf, keptHex, keptBytesOf} from "./jsonText.ts";
 import {mapInSlices} from "./workSlices.ts";
 
 /**
@@ -262,6 +262,7 @@ export function parseStringList<T>(json: unknown, what: string, parse: (s: strin
 export function stringListBody<T, O>(what: string, parse: (s: string) => T | undefined, format: (v: T) => string): BodyDef<T[], O> {
   return {
     in: "body",
+    keptByBytes: true,
     fromJson(json) {
       if (!Array.isArray(json)) throw new Error(`expected a JSON array of ${what}`);
       return parseStringList(json, what, parse);
@@ -314,21 +315,26 @@ const OPEN_LIST = Buffer.from("[");
 const COMMA = Buffer.from(",");
 const CLOSE_LIST = Buffer.from("]");
 
+function itemBytes<D>(item: SszLike<D>, data: D[]): Uint8Array[] {
+  const parts: Uint8Array[] = [OPEN_LIST];
+  data.forEach((v, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(jsonBytesOf(item, v, () => JSON.stringify(item.toJson(v))));
+  });
+  parts.push(CLOSE_LIST);
+  return parts;
+}
+
 export function listData<D, M>(item: SszLike<D>): DataCodec<D[], M> {
   const codec = listJson(item);
   return {
     toJson: (data) => codec.toJson(data),
     toJsonText: (data) => `[${data.map((v) => jsonTextOf(item, v, () => JSON.stringify(item.toJson(v)))).join(",")}]`,
-    // items built afresh for each request are cheaper to write as one text than to encode one by one
+    // items built afresh for each request are cheaper to write as one text than to encode one by one;
+    // a shared list of shared items (an answer served again) is joined once
     toJsonBytes: (data) => {
       if (data.length === 0 || !isShared(data[0])) return undefined;
-      const parts: Uint8Array[] = [OPEN_LIST];
-      data.forEach((v, i) => {
-        if (i > 0) parts.push(COMMA);
-        parts.push(jsonBytesOf(item, v, () => JSON.stringify(item.toJson(v))));
-      });
-      parts.push(CLOSE_LIST);
-      return parts;
+      return isShared(data) ? [keptBytesOf(codec, data, () => Buffer.concat(itemBytes(item, data)))] : itemBytes(item, data);
     },
     fromJson: (json) => codec.fromJson(json),
   };
@@ -395,14 +401,6 @@ export const versionMeta = metaField<ForkName>("version", "Eth-Consensus-Version
 // before then leaves them out, and meant false (no optimistic imports; not known to be finalized)
 export const executionOptimisticMeta: MetaField<boolean> = {...boolField("execution_optimistic", "Eth-Execution-Optimistic"), whenAbsent: {value: false}};
 export const finalizedMeta: MetaField<boolean> = {...boolField("finalized", "Eth-Finalized"), whenAbsent: {value: false}};
-/** The 0x hex of bytes kept and written again and again (the dependent root of every duties answer), made once per array. */
-export function keptHex(bytes: Uint8Array): string {
-  let hex = hexOfKept.get(bytes);
-  if (hex === undefined) hexOfKept.set(bytes, (hex = toHex(bytes)));
-  return hex;
-}
-const hexOfKept = new WeakMap<Uint8Array, string>();
-
 export const dependentRootMeta = metaField<Uint8Array>("dependent_root", "Eth-Dependent-Root", keptHex, rootHex);
 export const executionPayloadBlindedMeta = boolField("execution_payload_blinded", "Eth-Execution-Payload-Blinded");
 export const executionPayloadValueMeta = metaField<bigint>("execution_payload_value", "Eth-Execution-Payload-Value", String, decimalBigint);

@@ -7,6 +7,8 @@
  * go when the answer cache drops the values.
  */
 
+import {toHex} from "@lodestar/utils";
+
 const shared = new WeakSet<object>();
 const texts = new WeakMap<object, WeakMap<object, string>>();
 const encodings = new WeakMap<object, WeakMap<object, Buffer>>();
@@ -40,10 +42,40 @@ export function jsonTextOf(codec: object, value: unknown, compute: () => string)
  * request (16 KB of attester duties, say) costs more than the rest of the request's work.
  */
 export function jsonBytesOf(codec: object, value: unknown, compute: () => string): Buffer {
-  if (typeof value !== "object" || value === null || !shared.has(value)) return Buffer.from(compute());
+  return keptBytesOf(codec, value, () => Buffer.from(jsonTextOf(codec, value, compute)));
+}
+
+/** The JSON bytes of `value` by `codec` from `compute` (which may build them from kept parts), kept if the value is shared. */
+export function keptBytesOf(codec: object, value: unknown, compute: () => Buffer): Buffer {
+  if (typeof value !== "object" || value === null || !shared.has(value)) return compute();
   let byValue = encodings.get(codec);
   if (!byValue) encodings.set(codec, (byValue = new WeakMap()));
   let bytes = byValue.get(value);
-  if (bytes === undefined) byValue.set(value, (bytes = Buffer.from(jsonTextOf(codec, value, compute))));
+  if (bytes === undefined) byValue.set(value, (bytes = compute()));
   return bytes;
 }
+
+/**
+ * The bytes of a whole answer around a shared value, `head` (the envelope's metadata) and the
+ * value's JSON: kept beside the value while its metadata stays the same (a kept answer served
+ * again carries the same dependent root, and mostly the same flags).
+ */
+export function keptEnvelopeOf(codec: object, value: unknown, head: string, compute: () => Buffer): Buffer {
+  if (typeof value !== "object" || value === null || !shared.has(value)) return compute();
+  let byValue = envelopes.get(codec);
+  if (!byValue) envelopes.set(codec, (byValue = new WeakMap()));
+  const kept = byValue.get(value);
+  if (kept?.head === head) return kept.bytes;
+  const bytes = compute();
+  byValue.set(value, {head, bytes});
+  return bytes;
+}
+const envelopes = new WeakMap<object, WeakMap<object, {head: string; bytes: Buffer}>>();
+
+/** The 0x hex of bytes kept and written again and again (the dependent root of every duties answer), made once per array. */
+export function keptHex(bytes: Uint8Array): string {
+  let hex = hexOfKept.get(bytes);
+  if (hex === undefined) hexOfKept.set(bytes, (hex = toHex(bytes)));
+  return hex;
+}
+const hexOfKept = new WeakMap<Uint8Array, string>();

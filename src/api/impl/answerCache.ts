@@ -3,8 +3,7 @@ import type {Root} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import {latestBlockRoot} from "../../duties/index.ts";
-import {keptHex} from "../codecs.ts";
-import {markShared} from "../jsonText.ts";
+import {keptHex, markShared} from "../jsonText.ts";
 
 /**
  * Answers that only change with the head, a slot or an epoch, computed once and served until the

@@ -2,15 +2,13 @@ import {ForkSeq, SYNC_COMMITTEE_SUBNET_COUNT, isForkPostElectra} from "@lodestar
 import {computeEpochAtSlot, computeStartSlotAtEpoch, computeSyncPeriodAtEpoch} from "@lodestar/state-transition";
 import {toHex, toRootHex} from "@lodestar/utils";
 import {
-  type AttesterDuty,
   attesterDependentRoot,
-  attesterDuties,
   proposerDependentRoot,
   proposerDuties,
   syncCommitteeDuties,
 } from "../../duties/index.ts";
 import {getLogger} from "../../log.ts";
-import {keptHex, type BlockContents} from "../codecs.ts";
+import type {BlockContents} from "../codecs.ts";
 import {isValidRegistrationSignature} from "../../execution/validatorRegistration.ts";
 import {EngineUnavailableError} from "../../execution/engine.ts";
 import {ApiError, badRequest, notFound} from "../errors.ts";
@@ -20,8 +18,9 @@ import {type ApiContext, assertHeadNotOptimistic, assertNotSyncing, broadcast} f
 import {assertAttestationFormat, submitEach} from "./pool.ts";
 import {notImplemented} from "./notImplemented.ts";
 import {answerCacheOf, headKey} from "./answerCache.ts";
-import {markShared} from "../jsonText.ts";
-import {indicesOf, stateForEpoch} from "./resolve.ts";
+import {keptHex} from "../jsonText.ts";
+import {stateForEpoch} from "./resolve.ts";
+import {AttesterDutyAnswers} from "./attesterDutyAnswers.ts";
 
 /** Handlers of the Validator tag. */
 
@@ -29,8 +28,6 @@ const log = getLogger("api");
 const WEI_PER_GWEI = 1_000_000_000n;
 /** Selections are exchanged by distributed validator middleware, not by a beacon node. */
 const SELECTIONS_NOT_IMPLEMENTED = "Not implemented: selections are combined by distributed validator middleware, not by the beacon node";
-/** validators whose attester duties are kept per epoch and dependent root (mainnet has a million: not all) */
-const MAX_CACHED_DUTIES_PER_EPOCH = 100_000;
 /** The BLS G2 point at infinity: the only randao reveal allowed with `skip_randao_verification`. */
 const G2_INFINITY = Uint8Array.from({length: 96}, (_, i) => (i === 0 ? 0xc0 : 0));
 
@@ -83,19 +80,9 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     assertAtMostNextEpoch(ctx, epoch);
     const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1);
     const dependentRoot = attesterDependentRoot(state, epoch);
-    // the duties of every validator asked about so far in this epoch, by index (null: none); an index, never an answer itself
-    // (it grows), while each duty in it is shared as it is
-    const known = await answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${keptHex(dependentRoot)}`, () => new Map<number, AttesterDuty | null>());
-    const indices = indicesOf(state, validators);
-    const missing = indices.filter((index) => !known.has(index));
-    const computed = missing.length > 0 ? attesterDuties(state, epoch, missing) : [];
-    if (known.size + missing.length <= MAX_CACHED_DUTIES_PER_EPOCH) {
-      for (const index of missing) known.set(index, null);
-      for (const duty of computed) known.set(duty.validatorIndex, markShared(duty));
-    }
-    const fresh = new Map(computed.map((duty) => [duty.validatorIndex, duty]));
+    const answers = await answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${keptHex(dependentRoot)}`, () => new AttesterDutyAnswers());
     return {
-      data: indices.flatMap((index) => known.get(index) ?? fresh.get(index) ?? []),
+      data: answers.answer(state, epoch, validators),
       meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()},
     };
   },

@@ -42,6 +42,11 @@ export interface BodyDef<T, Others> {
   /** the same conversion in slices that let the event loop in (lists, whose bodies can hold thousands of items) */
   fromJsonInSlices?(json: unknown, others: Others, config: ChainForkConfig): Promise<T>;
   toJson(value: T, others: Others): unknown;
+  /**
+   * the JSON body's value depends on its bytes alone and no handler changes it: identical small
+   * bodies share one parsed value (server/keptBodies.ts)
+   */
+  keptByBytes?: boolean;
   /** present when the spec allows `application/octet-stream` request bodies */
   ssz?: {
     deserialize(bytes: Uint8Array, others: Others, config: ChainForkConfig): T;

@@ -2,7 +2,7 @@ import type {ChainForkConfig} from "@lodestar/config";
 import {ApiError, badRequest, renderError} from "../errors.ts";
 import type {BodyDef, EventSource, ParamDef, Route, WireFormat} from "../routes/types.ts";
 import {coalesce, envelopeChunks, envelopeHead, envelopeText} from "../streaming.ts";
-import {jsonTextOf} from "../jsonText.ts";
+import {jsonTextOf, keptEnvelopeOf} from "../jsonText.ts";
 import {MEDIA_TYPE, type WireRequest, type WireResponse} from "../wire.ts";
 import {declinedReason} from "../impl/notImplemented.ts";
 import {eventStreamResponse} from "./eventStream.ts";
@@ -10,6 +10,7 @@ import {requestFormat, responseFormat} from "./negotiation.ts";
 import {isTextBody, parseTextBody} from "./textBody.ts";
 import {truncateEcho} from "./limits.ts";
 import {parseJsonInSlices} from "./slicedJson.ts";
+import {parseKept} from "./keptBodies.ts";
 
 /**
  * The one generic handler: negotiate, parse every argument with the route's codecs, call the
@@ -39,18 +40,24 @@ async function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, other
     if (def.optional) return def.fromJson(undefined, others, config);
     throw badRequest("Missing request body");
   }
-  let json: unknown;
-  if (format === "json") {
+  const body = req.body;
+  if (format === "ssz") return fromBody(() => def.ssz!.deserialize(body, others, config));
+  return parseKept(def, body, async () => {
+    let json: unknown;
     try {
       // a large body is parsed in slices, letting the node's own work in between
-      json = await parseJsonInSlices(req.body);
+      json = await parseJsonInSlices(body);
     } catch (e) {
       throw badRequest(`Invalid JSON body: ${(e as Error).message}`);
     }
-  }
+    return fromBody(() => (def.fromJsonInSlices ? def.fromJsonInSlices(json, others, config) : def.fromJson(json, others, config)));
+  });
+}
+
+/** The value of a body's codec, its errors a 400 that says why. */
+async function fromBody(parse: () => unknown): Promise<unknown> {
   try {
-    if (format === "ssz") return def.ssz!.deserialize(req.body, others, config);
-    return def.fromJsonInSlices ? await def.fromJsonInSlices(json, others, config) : def.fromJson(json, others, config);
+    return await parse();
   } catch (e) {
     if (e instanceof ApiError) throw e;
     throw badRequest(`Invalid request body: ${(e as Error).message}`);
@@ -89,7 +96,10 @@ function formatResult(route: Route, result: {data?: unknown; meta?: Record<strin
   if (chunks) return {status: 200, headers, body: coalesce(envelopeChunks(json, chunks))};
   const data = result!.data;
   const bytes = response.data.toJsonBytes?.(data, meta);
-  if (bytes) return {status: 200, headers, body: Buffer.concat([Buffer.from(envelopeHead(json)), ...bytes, CLOSE_ENVELOPE])};
+  if (bytes) {
+    const head = envelopeHead(json);
+    return {status: 200, headers, body: keptEnvelopeOf(response.data, data, head, () => Buffer.concat([Buffer.from(head), ...bytes, CLOSE_ENVELOPE]))};
+  }
   const text = jsonTextOf(response.data, data, () => response.data.toJsonText?.(data, meta) ?? JSON.stringify(response.data.toJson(data, meta)));
   // undefined data has no `data` key (what JSON.stringify of the envelope gives)
   if (text === undefined) return {status: 200, headers, body: JSON.stringify(json)};

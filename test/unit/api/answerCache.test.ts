@@ -164,6 +164,24 @@ describe("answer cache: duties", () => {
     // an index the state does not have is left out, as before
     expect((await request(app).post("/eth/v1/validator/duties/attester/0").send(["3", "64"]).expect(200)).body.data).toHaveLength(1);
   });
+
+  it("attester duties: a body sent again is answered with the same bytes, its flags read at each request", async () => {
+    const {chain, app} = setup();
+    const body = JSON.stringify(Array.from({length: 64}, (_, i) => String(i)));
+    const ask = () => request(app).post("/eth/v1/validator/duties/attester/0").set("Content-Type", "application/json").send(body).expect(200);
+    const first = await ask();
+    expect(first.body.data).toHaveLength(64);
+    expect((await ask()).text).toBe(first.text);
+    // the same list written otherwise is parsed apart, and gets the same duties
+    const spaced = await request(app).post("/eth/v1/validator/duties/attester/0").set("Content-Type", "application/json").send(body.replaceAll(",", ", ")).expect(200);
+    expect(spaced.text).toBe(first.text);
+    chain.optimisticRoots.add(toHex(chain.getHead().blockRoot));
+    const optimistic = await ask();
+    expect(optimistic.body.execution_optimistic).toBe(true);
+    expect(optimistic.body.data).toEqual(first.body.data);
+    chain.optimisticRoots.clear();
+    expect((await ask()).text).toBe(first.text);
+  });
 });
 
 describe("AnswerCache", () => {
