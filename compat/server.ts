@@ -314,7 +314,8 @@ export function createJsonRpc(opts: CompatOptions): (requestBody: string | Uint8
       }
       return replies;
     }
-    const reply = (await answer(request, singleCalls)) as {id?: unknown; result?: unknown} | undefined;
+    // a notification's result is never read: it is built whole (and dropped) like a batch's, not left streaming
+    const reply = (await answer(request, isNotification(request) ? batchCalls : singleCalls)) as {id?: unknown; result?: unknown} | undefined;
     if (reply?.result instanceof StreamedResult) return streamedReply(reply, reply.result);
     return reply === undefined ? undefined : JSON.stringify(reply);
   };

@@ -155,6 +155,20 @@ describe("a single call's large result", () => {
     }
   }, 30_000);
 
+  it("a notification (no id) reads its answer to the end and replies nothing: no answer is left half-read", async () => {
+    let finished = false;
+    const answer = validatorsAnswer({pieces: 0});
+    const body = answer.body as Generator<string>;
+    answer.body = (function* () {
+      yield* body;
+      finished = true;
+    })();
+    const rpc = createJsonRpc({transport: async () => answer, encoding: "legacy"});
+    const reply = await rpc(JSON.stringify({jsonrpc: "2.0", method: "get_v1_beacon_states_stateId_validators", params: ["head"]}));
+    expect(reply).toBeUndefined();
+    expect(finished).toBe(true);
+  });
+
   it("in front of another node (--upstream): the reply starts before the upstream's answer has all arrived", async () => {
     let releaseRest: () => void = () => {};
     const restHeld = new Promise<void>((resolve) => (releaseRest = resolve));
