@@ -11,6 +11,7 @@ import {HttpExecutionEngine} from "./execution/httpEngine.ts";
 import {loadOrCreateJwtSecret} from "./execution/jwt.ts";
 import {fromHex} from "@lodestar/utils";
 import {initChain} from "./chain/init.ts";
+import {BlsWorkerPool} from "./bls/workerPool.ts";
 import {loadKzg} from "./chain/blobs/kzg.ts";
 import type {BeaconChain} from "./chain/beaconChain.ts";
 import {getLogger, initLogging} from "./log.ts";
@@ -67,6 +68,8 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   await httpEngine?.start();
   const engine = httpEngine ?? new MockExecutionEngine({blobsPerBlock: opts.devBlobsPerBlock});
   let clock: Clock | null = null;
+  // signatures are checked on worker threads: the event loop keeps serving while a slot's are checked
+  const bls = new BlsWorkerPool();
   const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
   const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined;
   if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
@@ -82,7 +85,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       genesisState,
       checkpoint,
     },
-    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport, pruneSidecars: opts.pruneSidecars, stateCacheBytes: opts.stateCacheSize * 1024 * 1024}
+    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport, pruneSidecars: opts.pruneSidecars, stateCacheBytes: opts.stateCacheSize * 1024 * 1024, verifier: bls}
   );
   clock!.start();
 
@@ -148,6 +151,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
         await network.stop();
         clock!.stop();
         await chain.close();
+        await bls.close();
         httpEngine?.stop();
         await db.close();
         log.info("stopped");

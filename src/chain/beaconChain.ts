@@ -1,3 +1,4 @@
+import {type SignatureVerifier, verifyOnThisThread} from "../bls/verifier.ts";
 import type {BeaconConfig} from "@lodestar/config";
 import {
   type CachedBeaconStateAllForks,
@@ -57,6 +58,8 @@ export interface ChainOptions {
   pruneSidecars?: boolean;
   /** with --metrics: the time of each stage of a block import */
   blockImportTimes?: NodeMetrics["blockImport"];
+  /** checks blocks' and submissions' signatures (default: on the calling thread; the node passes its worker pool) */
+  verifier?: SignatureVerifier;
 }
 
 export interface ChainAnchor {
@@ -96,6 +99,7 @@ export class BeaconChain implements IBeaconChain {
   readonly engine: ExecutionEngine;
   readonly clock: Clock;
   private readonly opts: ChainOptions;
+  readonly verifier: SignatureVerifier;
 
   constructor(config: BeaconConfig, db: BeaconDb, engine: ExecutionEngine, clock: Clock, anchor: ChainAnchor, opts: ChainOptions) {
     this.config = config;
@@ -105,6 +109,7 @@ export class BeaconChain implements IBeaconChain {
     this.opts = opts;
     this.genesisTime = anchor.state.genesisTime;
     this.genesisValidatorsRoot = anchor.state.genesisValidatorsRoot;
+    this.verifier = opts.verifier ?? verifyOnThisThread;
     this.stateCache = new StateCache(opts.stateCacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
     const anchorRoot = toRootHex(anchor.blockRoot);
     this.stateCache.add(anchorRoot, anchor.state);
@@ -148,6 +153,7 @@ export class BeaconChain implements IBeaconChain {
         this.liveness.record(targetEpoch, indices);
         for (const index of indices) this.forkChoice.onAttestation(index, root, targetEpoch, slot);
       },
+      verifier: this.verifier,
     });
     this.lightClient = new LightClientServer({config, db, emitter: this.emitter});
     this.lightClient.initAnchor(anchor.state, anchor.blockRoot);
@@ -332,7 +338,7 @@ export class BeaconChain implements IBeaconChain {
     stages.mark("pre_state");
     let verified: Awaited<ReturnType<typeof verifyBlock>>;
     try {
-      verified = await verifyBlock(this.config, preState, signedBlock, this.engine, trusted);
+      verified = await verifyBlock(this.config, preState, signedBlock, this.engine, this.verifier, trusted);
     } catch (e) {
       if (e instanceof InvalidPayloadError) {
         log.warn({slot: block.slot, root: rootHex, reason: e.message}, "block rejected: the execution engine says its payload is invalid");

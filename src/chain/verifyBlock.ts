@@ -9,7 +9,7 @@ import {
   stateTransition,
 } from "@lodestar/state-transition";
 import type {BeaconBlock, ExecutionPayload, IndexedAttestation, SignedBeaconBlock, bellatrix, deneb, electra} from "@lodestar/types";
-import {verifySignatureSetsBatch} from "../bls/verifySets.ts";
+import type {SignatureVerifier} from "../bls/verifier.ts";
 import type {ExecutionEngine, NewPayloadContext, PayloadStatus} from "../execution/engine.ts";
 import {kzgCommitmentToVersionedHash} from "../execution/engineJson.ts";
 import {BlockError} from "./interface.ts";
@@ -75,6 +75,7 @@ export async function verifyBlock(
   preState: CachedBeaconStateAllForks,
   signedBlock: SignedBeaconBlock,
   engine: ExecutionEngine,
+  verifier: SignatureVerifier,
   trusted = false
 ): Promise<VerifiedBlock> {
   const block = signedBlock.message;
@@ -91,11 +92,13 @@ export async function verifyBlock(
     throw new BlockError("STATE_TRANSITION_FAILED", `invalid attestation: ${(e as Error).message}`);
   }
 
+  // the signatures are checked (off the event loop) while the payload and the transition are
+  let signaturesValid: Promise<boolean> = Promise.resolve(true);
   if (!trusted) {
     const sets = getBlockSignatureSets(preState.config, preState.epochCtx.currentSyncCommitteeIndexed, preState as never, signedBlock, indexedAttestations);
-    if (!verifySignatureSetsBatch(sets, preState.epochCtx.pubkeyCache)) {
-      throw new BlockError("INVALID_SIGNATURE", `a signature in block at slot ${block.slot} does not verify`);
-    }
+    signaturesValid = verifier.verify(sets, preState.epochCtx.pubkeyCache);
+    // a failure before they are awaited must not go unhandled
+    signaturesValid.catch(() => {});
   }
 
   let executionPayloadStatus = ExecutionPayloadStatus.preMerge;
@@ -122,6 +125,9 @@ export async function verifyBlock(
     throw new BlockError("STATE_TRANSITION_FAILED", (e as Error).message);
   }
   const stateRoot = postState.hashTreeRoot();
+  if (!(await signaturesValid)) {
+    throw new BlockError("INVALID_SIGNATURE", `a signature in block at slot ${block.slot} does not verify`);
+  }
   if (!Buffer.from(stateRoot).equals(block.stateRoot)) {
     throw new BlockError("INVALID_STATE_ROOT", `block says state root ${toHex(block.stateRoot)}, the transition gives ${toHex(stateRoot)}`);
   }

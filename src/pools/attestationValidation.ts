@@ -140,7 +140,9 @@ export async function validateSingleAttestation(
 
   if (seen.isAttesterSeen(targetEpoch, attesterIndex)) return null;
   assertBlockKnown(deps, data);
-  assertValidSignatures([attestationSignatureSet(deps, "signature", data, [attesterIndex], att.signature)], state.epochCtx.pubkeyCache);
+  await assertValidSignatures(deps.verifier, [attestationSignatureSet(deps, "signature", data, [attesterIndex], att.signature)], state.epochCtx.pubkeyCache);
+  // the same attester's other attestation may have been accepted while this one's signature was checked
+  if (seen.isAttesterSeen(targetEpoch, attesterIndex)) return null;
 
   const aggregationBits = isSingle ? BitArray.fromSingleBit(committee.length, position) : att.aggregationBits;
   const aggregate: CommitteeAggregate = {
@@ -210,7 +212,8 @@ export async function validateAggregateAndProof(
   const selectionRoot = computeSigningRoot(ssz.Slot, data.slot, config.getDomain(data.slot, DOMAIN_SELECTION_PROOF, data.slot));
   const proofType = isElectraShape ? ssz.electra.AggregateAndProof : ssz.phase0.AggregateAndProof;
   const proofRoot = computeSigningRoot(proofType as typeof ssz.phase0.AggregateAndProof, proof as phase0.AggregateAndProof, config.getDomain(data.slot, DOMAIN_AGGREGATE_AND_PROOF, data.slot));
-  assertValidSignatures(
+  await assertValidSignatures(
+    deps.verifier,
     [
       {what: "selection proof", set: createIndexedSignatureSetFromComponents(aggregatorIndex, selectionRoot, selectionProof)},
       {what: "aggregator signature", set: createIndexedSignatureSetFromComponents(aggregatorIndex, proofRoot, signed.signature)},
@@ -218,5 +221,7 @@ export async function validateAggregateAndProof(
     ],
     state.epochCtx.pubkeyCache
   );
+  // checked again: another aggregate may have been accepted while the signatures were checked
+  if (seen.hasSupersetAggregate(candidate) || seen.isAggregatorSeen(targetEpoch, aggregatorIndex)) return null;
   return {aggregate: candidate, targetEpoch};
 }

@@ -79,7 +79,7 @@ export class OpPool {
       throw new PoolError(`invalid proposer slashing: ${(e as Error).message}`);
     }
     const sets = getProposerSlashingSignatureSets(this.deps.config, state.slot, slashing);
-    assertValidSignatures(sets.map((set, i) => ({what: `signature of header ${i + 1}`, set})), state.epochCtx.pubkeyCache);
+    await assertValidSignatures(this.deps.verifier, sets.map((set, i) => ({what: `signature of header ${i + 1}`, set})), state.epochCtx.pubkeyCache);
     if (this.proposerSlashings.has(proposerIndex)) return;
     this.proposerSlashings.set(proposerIndex, slashing);
     logger.info({proposerIndex}, "proposer slashing added to the pool");
@@ -100,7 +100,7 @@ export class OpPool {
     if (indices.length === 0) throw new PoolError("invalid attester slashing: no validator in both attestations is slashable");
     if (this.coveredBySlashings(indices)) return;
     const sets = getAttesterSlashingSignatureSets(config, state.slot, slashing);
-    assertValidSignatures(sets.map((set, i) => ({what: `signature of attestation ${i + 1}`, set})), state.epochCtx.pubkeyCache);
+    await assertValidSignatures(this.deps.verifier, sets.map((set, i) => ({what: `signature of attestation ${i + 1}`, set})), state.epochCtx.pubkeyCache);
     if (this.coveredBySlashings(indices)) return;
     this.attesterSlashings.set(toRootHex(ssz.electra.AttesterSlashing.hashTreeRoot(slashing)), {slashing, indices});
     logger.info({indices}, "attester slashing added to the pool");
@@ -117,7 +117,7 @@ export class OpPool {
       throw new PoolError(`invalid voluntary exit for validator ${index}: ${EXIT_INVALID_REASON[validity]}`);
     }
     const set = getValidatorVoluntaryExitSignatureSet(this.deps.config, state.slot, exit);
-    assertValidSignatures([{what: "signature", set}], state.epochCtx.pubkeyCache);
+    await assertValidSignatures(this.deps.verifier, [{what: "signature", set}], state.epochCtx.pubkeyCache);
     if (this.voluntaryExits.has(index)) return;
     this.voluntaryExits.set(index, exit);
     logger.debug({validatorIndex: index, epoch: exit.message.epoch}, "voluntary exit added to the pool");
@@ -132,7 +132,7 @@ export class OpPool {
     const validity = isValidBlsToExecutionChange(this.deps.config, state.validators.getReadonly(index), change, false);
     if (!validity.valid) throw new PoolError(`invalid BLS to execution change for validator ${index}: ${validity.error.message}`);
     const set = getBlsToExecutionChangeSignatureSet(this.deps.config, change);
-    assertValidSignatures([{what: "signature", set}], state.epochCtx.pubkeyCache);
+    await assertValidSignatures(this.deps.verifier, [{what: "signature", set}], state.epochCtx.pubkeyCache);
     if (this.blsToExecutionChanges.has(index)) return;
     this.blsToExecutionChanges.set(index, change);
     logger.debug({validatorIndex: index}, "BLS to execution change added to the pool");

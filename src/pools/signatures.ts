@@ -1,6 +1,6 @@
 import {Signature, aggregateSignatures} from "@chainsafe/blst";
 import type {ISignatureSet, PubkeyCache} from "@lodestar/state-transition";
-import {verifySignatureSetsBatch} from "../bls/verifySets.ts";
+import type {SignatureVerifier} from "../bls/verifier.ts";
 import {PoolError} from "./types.ts";
 
 /** The compressed G2 point at infinity: the signature of an empty aggregate. */
@@ -16,10 +16,10 @@ export interface NamedSignatureSet {
  * Verifies every set in one batch; when the batch fails, finds the first bad set so the
  * caller can say which signature was wrong. Throws PoolError("invalid <what>").
  */
-export function assertValidSignatures(sets: NamedSignatureSet[], pubkeyCache: PubkeyCache): void {
-  if (verifySignatureSetsBatch(sets.map((s) => s.set), pubkeyCache)) return;
-  const bad = sets.length === 1 ? sets[0] : sets.find((s) => !verifySignatureSetsBatch([s.set], pubkeyCache));
-  throw new PoolError(`invalid ${(bad ?? sets[0]).what}`);
+export async function assertValidSignatures(verifier: SignatureVerifier, sets: NamedSignatureSet[], pubkeyCache: PubkeyCache): Promise<void> {
+  if (await verifier.verify(sets.map((s) => s.set), pubkeyCache)) return;
+  const valid = sets.length === 1 ? [false] : await Promise.all(sets.map((s) => verifier.verify([s.set], pubkeyCache)));
+  throw new PoolError(`invalid ${sets[Math.max(0, valid.indexOf(false))].what}`);
 }
 
 /** Aggregates already-verified compressed signatures. */

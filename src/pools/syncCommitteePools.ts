@@ -71,7 +71,7 @@ export class SyncCommitteePools {
     const positions = committee.validatorIndexMap.get(validatorIndex);
     if (!positions || positions.length === 0) throw new PoolError(`validator ${validatorIndex} is not in the sync committee for slot ${slot}`);
     const signingRoot = syncMessageSigningRoot(this.deps.config, slot, beaconBlockRoot);
-    assertValidSignatures([{what: "signature", set: createIndexedSignatureSetFromComponents(validatorIndex, signingRoot, signature)}], state.epochCtx.pubkeyCache);
+    await assertValidSignatures(this.deps.verifier, [{what: "signature", set: createIndexedSignatureSetFromComponents(validatorIndex, signingRoot, signature)}], state.epochCtx.pubkeyCache);
     if (!markSeen(this.seenMessages, slot, validatorIndex)) return;
     const bySlot = getOrCreate(this.messages, slot, () => new Map<string, SubnetAggregate>());
     const rootHex = toRootHex(beaconBlockRoot);
@@ -122,7 +122,8 @@ export class SyncCommitteePools {
     const selectionData: altair.SyncAggregatorSelectionData = {slot, subcommitteeIndex};
     const selectionRoot = computeSigningRoot(ssz.altair.SyncAggregatorSelectionData, selectionData, config.getDomain(slot, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, slot));
     const proofRoot = computeSigningRoot(ssz.altair.ContributionAndProof, signed.message, config.getDomain(slot, DOMAIN_CONTRIBUTION_AND_PROOF, slot));
-    assertValidSignatures(
+    await assertValidSignatures(
+      this.deps.verifier,
       [
         {what: "selection proof", set: createIndexedSignatureSetFromComponents(aggregatorIndex, selectionRoot, selectionProof)},
         {what: "aggregator signature", set: createIndexedSignatureSetFromComponents(aggregatorIndex, proofRoot, signed.signature)},

@@ -1,3 +1,4 @@
+import type {SignatureVerifier} from "../bls/verifier.ts";
 import type {BeaconConfig} from "@lodestar/config";
 import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {AttesterSlashing, altair, capella, electra, phase0, Attestation} from "@lodestar/types";
@@ -12,6 +13,8 @@ export interface PoolDeps {
   hasBlock: (rootHex: string) => boolean;
   /** called for every validated attestation's attesters, so fork choice counts the votes */
   onAttestationVotes: (validatorIndices: number[], blockRootHex: string, targetEpoch: number, slot: number) => void;
+  /** checks the signatures of every submission */
+  verifier: SignatureVerifier;
 }
 
 /** Why a submitted operation was not accepted; `reason` is meant for the API caller. */

@@ -1,3 +1,4 @@
+import {verifyOnThisThread} from "../../../src/bls/verifier.ts";
 import {BitArray} from "@chainsafe/ssz";
 import {type BeaconConfig, createBeaconConfig} from "@lodestar/config";
 import {
@@ -84,6 +85,7 @@ export function createEnv(fork: DevFork, slot: number, opts: {count?: number; ov
     getStateForEpoch: async (epoch) => stateAt(Math.max(currentSlot, computeStartSlotAtEpoch(epoch))),
     hasBlock: (rootHex) => rootHex === toRootHex(headRoot),
     onAttestationVotes: (indices, root, targetEpoch) => votes.push({indices, root, targetEpoch}),
+    verifier: verifyOnThisThread,
   };
   const pools = new OperationPools(deps);
   const events: TestEnv["events"] = [];

@@ -2,7 +2,6 @@ import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot, computeStartSlotAtEpoch, getBlockProposerSignatureSet} from "@lodestar/state-transition";
 import type {SignedBeaconBlock, bellatrix, deneb} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
-import {verifySignatureSetsBatch} from "../../../bls/verifySets.ts";
 import {SeenBySlot} from "./seenCache.ts";
 import {latestCurrentSlot} from "./timing.ts";
 import {type GossipValidatorDeps, type GossipValidatorFn, accept, ignore, reject} from "./types.ts";
@@ -48,9 +47,11 @@ export function createBlockValidator(deps: GossipValidatorDeps): GossipValidator
 
     const {pubkeyCache} = chain.getHeadState().epochCtx;
     if (!pubkeyCache.get(proposerIndex)) return ignore(`proposer ${proposerIndex} is not a known validator`);
-    if (!verifySignatureSetsBatch([getBlockProposerSignatureSet(config, signed)], pubkeyCache)) {
+    if (!(await chain.verifier.verify([getBlockProposerSignatureSet(config, signed)], pubkeyCache))) {
       return reject(`invalid proposer signature (proposer ${proposerIndex}, slot ${slot})`);
     }
+    // another block of this proposer may have passed while the signature was checked
+    if (seenProposers.has(slot, String(proposerIndex))) return ignore(`a valid block of proposer ${proposerIndex} at slot ${slot} was seen already`);
     seenProposers.add(slot, String(proposerIndex));
 
     const parentHex = toRootHex(block.parentRoot);

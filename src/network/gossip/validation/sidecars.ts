@@ -3,7 +3,6 @@ import {computeEpochAtSlot, computeStartSlotAtEpoch, getBlockHeaderProposerSigna
 import {ssz, type BeaconBlock, type deneb, type fulu, type phase0} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {blobInclusionProofIsValid, blobSidecarsKzgValid, columnInclusionProofIsValid, columnSidecarsKzgValid} from "../../../chain/blobs/sidecars.ts";
-import {verifySignatureSetsBatch} from "../../../bls/verifySets.ts";
 import {subnetCount} from "../topics.ts";
 import {latestCurrentSlot} from "./timing.ts";
 import {SeenBySlot} from "./seenCache.ts";
@@ -55,7 +54,7 @@ async function headerOutcome(deps: GossipValidatorDeps, signedHeader: phase0.Sig
 
   const {pubkeyCache} = chain.getHeadState().epochCtx;
   if (!pubkeyCache.get(proposerIndex)) return ignore(`proposer ${proposerIndex} is not a known validator`);
-  if (!verifySignatureSetsBatch([getBlockHeaderProposerSignatureSetByHeaderSlot(config, signedHeader)], pubkeyCache)) {
+  if (!(await chain.verifier.verify([getBlockHeaderProposerSignatureSetByHeaderSlot(config, signedHeader)], pubkeyCache))) {
     return reject(`invalid proposer signature on the sidecar's block header (proposer ${proposerIndex}, slot ${slot})`);
   }
   const parentRule = parentOutcome(deps, header, finalized, finalizedSlot);

@@ -2,7 +2,6 @@ import {DOMAIN_SYNC_COMMITTEE, ForkSeq} from "@lodestar/params";
 import {type CachedBeaconStateAllForks, computeEpochAtSlot, computeSigningRoot, createIndexedSignatureSetFromComponents} from "@lodestar/state-transition";
 import {ssz, type altair} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
-import {verifySignatureSetsBatch} from "../../../bls/verifySets.ts";
 import {syncSubnetOfIndex} from "../../subnets.ts";
 import {type PoolAdmissions, poolErrorOutcome} from "./outcomes.ts";
 import {SeenBySlot} from "./seenCache.ts";
@@ -63,7 +62,7 @@ export function createSyncCommitteeMessageValidator(deps: GossipValidatorDeps): 
     if (prior !== undefined && prior !== messageKey) {
       const domain = config.getDomain(slot, DOMAIN_SYNC_COMMITTEE, slot);
       const set = createIndexedSignatureSetFromComponents(validatorIndex, computeSigningRoot(ssz.Root, msg.beaconBlockRoot, domain), msg.signature);
-      if (!verifySignatureSetsBatch([set], state.epochCtx.pubkeyCache)) return reject("invalid signature");
+      if (!(await chain.verifier.verify([set], state.epochCtx.pubkeyCache))) return reject("invalid signature");
     }
 
     await waitForSlot(deps, slot);

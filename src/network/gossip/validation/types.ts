@@ -1,3 +1,4 @@
+import type {SignatureVerifier} from "../../../bls/verifier.ts";
 import type {BeaconConfig} from "@lodestar/config";
 import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {BeaconBlock, SignedBeaconBlock} from "@lodestar/types";
@@ -43,6 +44,8 @@ export interface GossipChain {
   getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
   /** where verified sidecars wait for their block */
   readonly dataAvailability: Pick<DataAvailability, "addBlobSidecars" | "addColumnSidecars">;
+  /** checks signatures (the node's worker pool) */
+  readonly verifier: SignatureVerifier;
   /** the node's own latest light-client updates (the light-client topics forward only those); absent: not served */
   readonly lightClient?: Pick<LightClientReader, "getFinalityUpdate" | "getOptimisticUpdate">;
 }

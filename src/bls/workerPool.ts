@@ -1,0 +1,122 @@
+import {Worker} from "node:worker_threads";
+import {availableParallelism} from "node:os";
+import type {ISignatureSet, PubkeyCache} from "@lodestar/state-transition";
+import {getLogger} from "../log.ts";
+import {serializeSet, type SerializedSet, type SignatureVerifier} from "./verifier.ts";
+
+const log = getLogger("bls");
+
+/** sets sent to a worker in one batch at most: one batch of a block's or a slot's gossip, small enough to retry job by job */
+const MAX_BATCH_SETS = 128;
+/** the worker of this module, from the sources or from the build (the same extension as this file) */
+const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./worker.js", import.meta.url);
+
+interface Job {
+  sets: SerializedSet[];
+  resolve(valid: boolean): void;
+  reject(err: Error): void;
+}
+
+interface PoolWorker {
+  worker: Worker;
+  /** the batch it is verifying, by id; undefined when idle */
+  busy?: {id: number; jobs: Job[]};
+}
+
+/**
+ * BLS signature checks on worker threads (one fewer than the machine's cores, at least one), so
+ * that the pairings of blocks, pool submissions and gossip never hold the event loop: the REST API
+ * and the network keep answering while a slot's signatures are checked. Jobs that come in the same
+ * turn of the event loop are checked together in one batch (up to `MAX_BATCH_SETS` sets), as
+ * Lodestar's pool and Lighthouse's batch verifier do; a batch that fails is checked again job by
+ * job in the worker, so a bad signature fails only its own job.
+ */
+export class BlsWorkerPool implements SignatureVerifier {
+  private readonly workers: PoolWorker[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 0;
+  private flushScheduled = false;
+  private closed = false;
+
+  constructor(threads = Math.max(1, availableParallelism() - 1)) {
+    for (let i = 0; i < threads; i++) this.workers.push(this.startWorker());
+  }
+
+  get threads(): number {
+    return this.workers.length;
+  }
+
+  verify(sets: ISignatureSet[], pubkeyCache: PubkeyCache): Promise<boolean> {
+    if (sets.length === 0) return Promise.resolve(true);
+    if (this.closed) return Promise.reject(new Error("BLS worker pool closed"));
+    let serialized: SerializedSet[];
+    try {
+      serialized = sets.map((set) => serializeSet(set, pubkeyCache));
+    } catch {
+      // a validator index the cache does not know: nothing to verify against
+      return Promise.resolve(false);
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({sets: serialized, resolve, reject});
+      this.scheduleFlush();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error("BLS worker pool closed"));
+    await Promise.all(this.workers.map(({worker}) => worker.terminate()));
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // the rest of this turn's jobs join the batch
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    for (const pw of this.workers) {
+      if (this.queue.length === 0) return;
+      if (pw.busy) continue;
+      const jobs: Job[] = [];
+      let count = 0;
+      while (this.queue.length > 0 && (jobs.length === 0 || count + this.queue[0].sets.length <= MAX_BATCH_SETS)) {
+        const job = this.queue.shift()!;
+        jobs.push(job);
+        count += job.sets.length;
+      }
+      const id = this.nextId++;
+      pw.busy = {id, jobs};
+      // a worker with work keeps the process alive until it answers; an idle one does not
+      pw.worker.ref();
+      pw.worker.postMessage({id, jobs: jobs.map((job) => job.sets)});
+    }
+  }
+
+  private startWorker(): PoolWorker {
+    const pw: PoolWorker = {worker: new Worker(WORKER_URL)};
+    pw.worker.unref();
+    pw.worker.on("message", ({id, results}: {id: number; results: boolean[]}) => {
+      const batch = pw.busy;
+      if (!batch || batch.id !== id) return;
+      pw.busy = undefined;
+      pw.worker.unref();
+      batch.jobs.forEach((job, i) => job.resolve(results[i] === true));
+      this.flush();
+    });
+    pw.worker.on("error", (err) => log.error({err}, "BLS worker failed"));
+    pw.worker.on("exit", (code) => {
+      if (this.closed) return;
+      // its batch is lost with it: those callers get an error, and a new worker takes its place
+      pw.busy?.jobs.forEach((job) => job.reject(new Error(`BLS worker exited (${code})`)));
+      const index = this.workers.indexOf(pw);
+      if (index >= 0) this.workers[index] = this.startWorker();
+      this.flush();
+    });
+    return pw;
+  }
+}

@@ -1,0 +1,69 @@
+import {afterAll, describe, expect, it} from "@jest/globals";
+import {SecretKey, aggregateSignatures} from "@chainsafe/blst";
+import {type ISignatureSet, SignatureSetType, createPubkeyCache} from "@lodestar/state-transition";
+import {BlsWorkerPool} from "../../../src/bls/workerPool.ts";
+import {verifyOnThisThread, serializeSet} from "../../../src/bls/verifier.ts";
+import {verifyJobs} from "../../../src/bls/verifyJobs.ts";
+
+/**
+ * BLS checks on worker threads, against real keys and signatures: the same verdicts as blst on
+ * the calling thread, one bad signature failing only the job that sent it, however jobs are batched.
+ */
+
+const keys = Array.from({length: 8}, (_, i) => SecretKey.fromKeygen(new Uint8Array(32).fill(i + 1)));
+const pubkeyCache = createPubkeyCache();
+keys.forEach((sk, i) => pubkeyCache.set(i, sk.toPublicKey().toBytes()));
+const root = (n: number) => new Uint8Array(32).fill(n);
+
+/** a set signed by validator `i` over root `n` (indexed: its key comes from the cache) */
+const indexed = (i: number, n: number): ISignatureSet => ({type: SignatureSetType.indexed, index: i, signingRoot: root(n), signature: keys[i].sign(root(n)).toBytes()});
+/** an aggregate set: validators `indices` all over root `n` */
+const aggregate = (indices: number[], n: number): ISignatureSet => ({
+  type: SignatureSetType.aggregate,
+  indices,
+  signingRoot: root(n),
+  signature: aggregateSignatures(indices.map((i) => keys[i].sign(root(n)))).toBytes(),
+});
+const wrongSigner = (i: number, n: number): ISignatureSet => ({...indexed(i, n), signature: keys[(i + 1) % keys.length].sign(root(n)).toBytes()});
+const malformed = (i: number, n: number): ISignatureSet => ({...indexed(i, n), signature: new Uint8Array(96).fill(0xaa)});
+
+describe("BLS worker pool", () => {
+  const pool = new BlsWorkerPool(2);
+  afterAll(() => pool.close());
+
+  it("gives the verdicts blst gives on this thread: valid, wrong signer, malformed, unknown validator", async () => {
+    const cases: ISignatureSet[][] = [[indexed(0, 1)], [indexed(1, 2), indexed(2, 3), aggregate([3, 4, 5], 4)], [wrongSigner(0, 1)], [indexed(1, 2), malformed(2, 3)], [{type: SignatureSetType.indexed, index: 99, signingRoot: root(1), signature: keys[0].sign(root(1)).toBytes()}], []];
+    const expected = [true, true, false, false, false, true];
+    for (const [i, sets] of cases.entries()) {
+      expect(await pool.verify(sets, pubkeyCache)).toBe(expected[i]);
+      expect(await verifyOnThisThread.verify(sets, pubkeyCache)).toBe(expected[i]);
+    }
+  });
+
+  it("jobs sent in one turn are checked together, and a bad one fails only itself", async () => {
+    const jobs = [[indexed(0, 1)], [wrongSigner(1, 2)], [indexed(2, 3), indexed(3, 3)], [malformed(4, 4)], [aggregate([5, 6, 7], 5)]];
+    const verdicts = await Promise.all(jobs.map((sets) => pool.verify(sets, pubkeyCache)));
+    expect(verdicts).toEqual([true, false, true, false, true]);
+  });
+
+  it("many concurrent jobs, more than one batch holds, all answered right", async () => {
+    const jobs = Array.from({length: 300}, (_, j) => (j % 37 === 5 ? [wrongSigner(j % 8, j)] : [indexed(j % 8, j)]));
+    const verdicts = await Promise.all(jobs.map((sets) => pool.verify(sets, pubkeyCache)));
+    expect(verdicts).toEqual(jobs.map((_, j) => j % 37 !== 5));
+  });
+
+  it("a closed pool refuses new work", async () => {
+    const closing = new BlsWorkerPool(1);
+    await closing.close();
+    await expect(closing.verify([indexed(0, 1)], pubkeyCache)).rejects.toThrow(/closed/);
+  });
+});
+
+describe("the worker's batch check (verifyJobs)", () => {
+  const serialized = (sets: ISignatureSet[]) => sets.map((s) => serializeSet(s, pubkeyCache));
+  it("all good: all true; one bad job among good ones: only it false; a lone bad job: false", () => {
+    expect(verifyJobs([serialized([indexed(0, 1)]), serialized([indexed(1, 2), indexed(2, 2)])])).toEqual([true, true]);
+    expect(verifyJobs([serialized([indexed(0, 1)]), serialized([wrongSigner(1, 2)]), serialized([malformed(2, 3)]), serialized([])])).toEqual([true, false, false, true]);
+    expect(verifyJobs([serialized([wrongSigner(0, 1)])])).toEqual([false]);
+  });
+});
