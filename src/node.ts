@@ -69,7 +69,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const engine = httpEngine ?? new MockExecutionEngine({blobsPerBlock: opts.devBlobsPerBlock});
   let clock: Clock | null = null;
   // signatures are checked on worker threads: the event loop keeps serving while a slot's are checked
-  const bls = new BlsWorkerPool();
+  const bls = new BlsWorkerPool(opts.blsThreads);
   const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
   const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined;
   if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);

@@ -1,8 +1,8 @@
 import {Worker} from "node:worker_threads";
-import {availableParallelism} from "node:os";
 import type {ISignatureSet, PubkeyCache} from "@lodestar/state-transition";
 import {getLogger} from "../log.ts";
 import {serializeSet, type SerializedSet, type SignatureVerifier} from "./verifier.ts";
+import {verifyJobs} from "./verifyJobs.ts";
 
 const log = getLogger("bls");
 
@@ -10,6 +10,12 @@ const log = getLogger("bls");
 const MAX_BATCH_SETS = 128;
 /** the worker of this module, from the sources or from the build (the same extension as this file) */
 const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./worker.js", import.meta.url);
+
+/**
+ * A worker's heap holds one batch at a time (128 sets are about 40 KB): V8's defaults for a
+ * machine with much memory would let each worker's young generation alone grow to tens of MiB.
+ */
+const WORKER_HEAP = {maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 64};
 
 interface Job {
   sets: SerializedSet[];
@@ -38,7 +44,8 @@ export class BlsWorkerPool implements SignatureVerifier {
   private flushScheduled = false;
   private closed = false;
 
-  constructor(threads = Math.max(1, availableParallelism() - 1)) {
+  /** `threads` 0: the batches are checked on the calling thread */
+  constructor(threads: number) {
     for (let i = 0; i < threads; i++) this.workers.push(this.startWorker());
   }
 
@@ -79,16 +86,24 @@ export class BlsWorkerPool implements SignatureVerifier {
   }
 
   private flush(): void {
+    if (this.workers.length === 0) {
+      // no threads: the batch is checked here, still one pairing check for the turn's jobs
+      while (this.queue.length > 0) {
+        const jobs = this.takeBatch();
+        let results: boolean[];
+        try {
+          results = verifyJobs(jobs.map((job) => job.sets));
+        } catch {
+          results = jobs.map(() => false);
+        }
+        jobs.forEach((job, i) => job.resolve(results[i]));
+      }
+      return;
+    }
     for (const pw of this.workers) {
       if (this.queue.length === 0) return;
       if (pw.busy) continue;
-      const jobs: Job[] = [];
-      let count = 0;
-      while (this.queue.length > 0 && (jobs.length === 0 || count + this.queue[0].sets.length <= MAX_BATCH_SETS)) {
-        const job = this.queue.shift()!;
-        jobs.push(job);
-        count += job.sets.length;
-      }
+      const jobs = this.takeBatch();
       const id = this.nextId++;
       pw.busy = {id, jobs};
       // a worker with work keeps the process alive until it answers; an idle one does not
@@ -97,8 +112,20 @@ export class BlsWorkerPool implements SignatureVerifier {
     }
   }
 
+  /** The next jobs of the queue, up to `MAX_BATCH_SETS` sets (at least one job). */
+  private takeBatch(): Job[] {
+    const jobs: Job[] = [];
+    let count = 0;
+    while (this.queue.length > 0 && (jobs.length === 0 || count + this.queue[0].sets.length <= MAX_BATCH_SETS)) {
+      const job = this.queue.shift()!;
+      jobs.push(job);
+      count += job.sets.length;
+    }
+    return jobs;
+  }
+
   private startWorker(): PoolWorker {
-    const pw: PoolWorker = {worker: new Worker(WORKER_URL)};
+    const pw: PoolWorker = {worker: new Worker(WORKER_URL, {resourceLimits: WORKER_HEAP})};
     pw.worker.unref();
     pw.worker.on("message", ({id, results}: {id: number; results: boolean[]}) => {
       const batch = pw.busy;

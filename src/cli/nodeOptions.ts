@@ -1,3 +1,4 @@
+import {availableParallelism} from "node:os";
 import type {DevFork} from "../config/forks.ts";
 import type {LogDirective} from "../log.ts";
 import type {NetworkOptions} from "../network/options.ts";
@@ -55,6 +56,8 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields {
   /** delete finalized blocks' sidecars after their retention window (--no-prune-sidecars: keep them) */
   pruneSidecars: boolean;
   stateCacheSize: number;
+  /** worker threads that check BLS signatures; 0: on the event loop */
+  blsThreads: number;
   network: NetworkName;
   /** `--config`: the config.yaml of a custom network */
   networkConfig: string | undefined;
@@ -288,6 +291,14 @@ validators it drives itself.`,
       group: CHAIN,
       help: "memory the cached beacon states may hold, in MiB, estimated from the tree nodes each state does not share with the others; the head, justified and finalized states are always kept",
       parse: (text) => integer(text, 64, 1024 * 1024),
+    }),
+    blsThreads: option({
+      name: "bls-threads",
+      value: "N",
+      defaultText: "0 on the dev chain, else cores − 1 (at least 1)",
+      group: CHAIN,
+      help: "worker threads that check BLS signatures (blocks, gossip, pool submissions) in batches, off the event loop; 0 checks the same batches on the event loop, which saves a worker's memory (20-30 MiB) where signatures are few (a dev chain's own validators)",
+      parse: (text, ctx) => (text !== undefined ? integer(text, 0, 256) : ctx.get("network") === "dev" ? 0 : Math.max(1, availableParallelism() - 1)),
     }),
     pruneSidecars: flag({
       name: "no-prune-sidecars",

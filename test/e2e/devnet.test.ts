@@ -74,7 +74,8 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       writeFileSync(genesisFile, Buffer.from(await res.arrayBuffer()));
 
       const withGenesis = (i: number, extra: string[]) => nodeArgs(dirs[i].dir, ["--genesis-state", genesisFile, "--direct-peer", addressA, ...extra]);
-      const bArgs = withGenesis(1, ["--dev-validators", "22..42"]);
+      // B checks signatures on a worker thread (a public network's default), the others on the event loop (the dev chain's)
+      const bArgs = withGenesis(1, ["--dev-validators", "22..42", "--bls-threads", "1"]);
       let b = start(bArgs);
       const c = start(withGenesis(2, ["--dev-validators", "43..63"]));
       const [urlB, urlC] = [await b.restUrl(), await c.restUrl()];

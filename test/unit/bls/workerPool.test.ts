@@ -27,8 +27,8 @@ const aggregate = (indices: number[], n: number): ISignatureSet => ({
 const wrongSigner = (i: number, n: number): ISignatureSet => ({...indexed(i, n), signature: keys[(i + 1) % keys.length].sign(root(n)).toBytes()});
 const malformed = (i: number, n: number): ISignatureSet => ({...indexed(i, n), signature: new Uint8Array(96).fill(0xaa)});
 
-describe("BLS worker pool", () => {
-  const pool = new BlsWorkerPool(2);
+describe.each([2, 0])("BLS worker pool with %i threads (0: batches checked on this thread)", (threads) => {
+  const pool = new BlsWorkerPool(threads);
   afterAll(() => pool.close());
 
   it("gives the verdicts blst gives on this thread: valid, wrong signer, malformed, unknown validator", async () => {
@@ -52,6 +52,9 @@ describe("BLS worker pool", () => {
     expect(verdicts).toEqual(jobs.map((_, j) => j % 37 !== 5));
   });
 
+});
+
+describe("BLS worker pool lifecycle", () => {
   it("a closed pool refuses new work", async () => {
     const closing = new BlsWorkerPool(1);
     await closing.close();
