@@ -145,7 +145,22 @@ const blockIdArg = {in: "path", name: "block_id", codec: blockId} as const;
 const BLOCK_ATTESTATIONS_V2_PATH = "/eth/v2/beacon/blocks/{block_id}/attestations";
 const rootData = sszData<{root: Uint8Array}, ChainMeta>(() => RootResponseType, {ssz: false});
 /** written validator by validator: the handler gives them lazily */
-const validatorsData = streamedListData<ValidatorResponse, ChainMeta>(ValidatorResponseType);
+/** The 0x hex of bytes by Node's native encoder (ssz's own toHexString is a JS loop: a third of a validator list's time). */
+const hex = (bytes: Uint8Array): string => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
+/** A uint64 as ssz writes it: FAR_FUTURE_EPOCH, held as Infinity, is 2^64 - 1. */
+const uint64 = (n: number): string => (n === Infinity ? "18446744073709551615" : String(n));
+
+/** JSON.stringify(ValidatorResponseType.toJson(v)), written directly (the largest lists the API serves). */
+export function validatorResponseText({index, balance, status, validator: v}: ValidatorResponse): string {
+  return (
+    `{"index":"${index}","balance":"${uint64(balance)}","status":${JSON.stringify(status)},"validator":{"pubkey":"${hex(v.pubkey)}",` +
+    `"withdrawal_credentials":"${hex(v.withdrawalCredentials)}","effective_balance":"${uint64(v.effectiveBalance)}","slashed":${v.slashed},` +
+    `"activation_eligibility_epoch":"${uint64(v.activationEligibilityEpoch)}","activation_epoch":"${uint64(v.activationEpoch)}",` +
+    `"exit_epoch":"${uint64(v.exitEpoch)}","withdrawable_epoch":"${uint64(v.withdrawableEpoch)}"}}`
+  );
+}
+
+const validatorsData = streamedListData<ValidatorResponse, ChainMeta>(ValidatorResponseType, undefined, validatorResponseText);
 
 export const beaconRoutes = {
   getGenesis: route<NoArgs, Genesis>({

@@ -1,3 +1,5 @@
+import {VALIDATOR_STATUSES, type ValidatorResponse, ValidatorResponseType, validatorResponseText} from "../../../src/api/routes/beacon.ts";
+import {prng} from "../../../bench/seededRandom.ts";
 import {describe, it, expect, beforeAll, beforeEach} from "@jest/globals";
 import {ssz} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
@@ -242,5 +244,31 @@ describe("publishing blocks", () => {
   it("publishBlock (v1) tells the fork by the block's slot when the header is absent", async () => {
     await request(app).post("/eth/v1/beacon/blocks").send(contentsJson()).expect(200);
     expect(t.chain.imported).toHaveLength(1);
+  });
+});
+
+describe("a validator's JSON text", () => {
+  it("is exactly what ssz toJson and JSON.stringify give, for seeded random validators", () => {
+    const random = prng(11);
+    const epoch = () => (random() < 0.3 ? Infinity : Math.floor(random() * 2 ** 40));
+    const bytes = (n: number) => Uint8Array.from({length: n}, () => Math.floor(random() * 256));
+    for (let i = 0; i < 500; i++) {
+      const v: ValidatorResponse = {
+        index: Math.floor(random() * 2 ** 40),
+        balance: random() < 0.1 ? 0 : Math.floor(random() * 2 ** 52),
+        status: VALIDATOR_STATUSES[i % VALIDATOR_STATUSES.length],
+        validator: {
+          pubkey: bytes(48),
+          withdrawalCredentials: bytes(32),
+          effectiveBalance: Math.floor(random() * 2 ** 45),
+          slashed: random() < 0.5,
+          activationEligibilityEpoch: epoch(),
+          activationEpoch: epoch(),
+          exitEpoch: epoch(),
+          withdrawableEpoch: epoch(),
+        },
+      };
+      expect(validatorResponseText(v)).toBe(JSON.stringify(ValidatorResponseType.toJson(v)));
+    }
   });
 });
