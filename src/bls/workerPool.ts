@@ -8,6 +8,8 @@ const log = getLogger("bls");
 
 /** sets sent to a worker in one batch at most: one batch of a block's or a slot's gossip, small enough to retry job by job */
 const MAX_BATCH_SETS = 128;
+/** on the event loop, a batch holds it about 15 ms at most */
+const MAX_BATCH_SETS_ON_LOOP = 32;
 /** the worker of this module, from the sources or from the build (the same extension as this file) */
 const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./worker.js", import.meta.url);
 
@@ -87,17 +89,16 @@ export class BlsWorkerPool implements SignatureVerifier {
 
   private flush(): void {
     if (this.workers.length === 0) {
-      // no threads: the batch is checked here, still one pairing check for the turn's jobs
-      while (this.queue.length > 0) {
-        const jobs = this.takeBatch();
-        let results: boolean[];
-        try {
-          results = verifyJobs(jobs.map((job) => job.sets));
-        } catch {
-          results = jobs.map(() => false);
-        }
-        jobs.forEach((job, i) => job.resolve(results[i]));
+      // no threads: one batch is checked here, smaller, and the event loop comes in before the next
+      const jobs = this.takeBatch(MAX_BATCH_SETS_ON_LOOP);
+      let results: boolean[];
+      try {
+        results = verifyJobs(jobs.map((job) => job.sets));
+      } catch {
+        results = jobs.map(() => false);
       }
+      jobs.forEach((job, i) => job.resolve(results[i]));
+      if (this.queue.length > 0) this.scheduleFlush();
       return;
     }
     for (const pw of this.workers) {
@@ -112,11 +113,11 @@ export class BlsWorkerPool implements SignatureVerifier {
     }
   }
 
-  /** The next jobs of the queue, up to `MAX_BATCH_SETS` sets (at least one job). */
-  private takeBatch(): Job[] {
+  /** The next jobs of the queue, up to `maxSets` sets (at least one job). */
+  private takeBatch(maxSets = MAX_BATCH_SETS): Job[] {
     const jobs: Job[] = [];
     let count = 0;
-    while (this.queue.length > 0 && (jobs.length === 0 || count + this.queue[0].sets.length <= MAX_BATCH_SETS)) {
+    while (this.queue.length > 0 && (jobs.length === 0 || count + this.queue[0].sets.length <= maxSets)) {
       const job = this.queue.shift()!;
       jobs.push(job);
       count += job.sets.length;

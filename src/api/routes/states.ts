@@ -1,3 +1,4 @@
+import {quotedUintList} from "../uintText.ts";
 import {ContainerType, type ValueOf} from "@chainsafe/ssz";
 import {VALIDATOR_REGISTRY_LIMIT} from "@lodestar/params";
 import {ArrayOf, ssz, type electra} from "@lodestar/types";
@@ -45,8 +46,7 @@ export type Committee = ValueOf<typeof CommitteeType>;
 
 /** JSON.stringify(CommitteeType.toJson(c)), without the arrays of strings in between. */
 export function committeeJsonText(c: Committee): string {
-  const validators = c.validators.length === 0 ? "" : `"${c.validators.join('","')}"`;
-  return `{"index":"${c.index}","slot":"${c.slot}","validators":[${validators}]}`;
+  return `{"index":"${c.index}","slot":"${c.slot}","validators":[${quotedUintList(c.validators)}]}`;
 }
 
 /** A sync committee by validator index, and its subnet slices (`SyncCommitteeByValidatorIndices`). */

@@ -1,3 +1,4 @@
+import {prng} from "../../../bench/seededRandom.ts";
 import {beforeAll, describe, expect, it} from "@jest/globals";
 import {ListCompositeType} from "@chainsafe/ssz";
 import {EPOCHS_PER_SYNC_COMMITTEE_PERIOD, SYNC_COMMITTEE_SIZE, VALIDATOR_REGISTRY_LIMIT} from "@lodestar/params";
@@ -118,7 +119,14 @@ describe("committees", () => {
   }
 
   it("a committee's JSON text is exactly what ssz toJson and JSON.stringify give", () => {
+    const random = prng(5);
+    const seeded = Array.from({length: 50}, (_, i) => ({
+      index: i,
+      slot: Math.floor(random() * 2 ** 40),
+      validators: Array.from({length: Math.floor(random() * 600)}, () => Math.floor(random() * 10 ** Math.floor(random() * 16))),
+    }));
     for (const c of [
+      ...seeded,
       {index: 0, slot: 0, validators: []},
       {index: 63, slot: 123456789, validators: [0]},
       {index: 5, slot: 7, validators: [999_999, 1, 2 ** 32 - 1, 42]},
