@@ -38,3 +38,6 @@ export function quotedUintList(values: ArrayLike<number>): string {
   }
   return bytes.toString("latin1", 0, at);
 }
+
+/** A uint64 as ssz's JSON writes it: FAR_FUTURE_EPOCH, held as Infinity, is 2^64 - 1. */
+export const uint64Text = (n: number): string => (n === Infinity ? "18446744073709551615" : String(n));

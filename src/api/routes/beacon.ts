@@ -1,3 +1,4 @@
+import {uint64Text} from "../uintText.ts";
 import {BooleanType, ContainerType, type ValueOf} from "@chainsafe/ssz";
 import type {ChainForkConfig} from "@lodestar/config";
 import {type ForkName, MAX_ATTESTATIONS, isForkPostBellatrix} from "@lodestar/params";
@@ -147,16 +148,14 @@ const rootData = sszData<{root: Uint8Array}, ChainMeta>(() => RootResponseType, 
 /** written validator by validator: the handler gives them lazily */
 /** The 0x hex of bytes by Node's native encoder (ssz's own toHexString is a JS loop: a third of a validator list's time). */
 const hex = (bytes: Uint8Array): string => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
-/** A uint64 as ssz writes it: FAR_FUTURE_EPOCH, held as Infinity, is 2^64 - 1. */
-const uint64 = (n: number): string => (n === Infinity ? "18446744073709551615" : String(n));
 
 /** JSON.stringify(ValidatorResponseType.toJson(v)), written directly (the largest lists the API serves). */
 export function validatorResponseText({index, balance, status, validator: v}: ValidatorResponse): string {
   return (
-    `{"index":"${index}","balance":"${uint64(balance)}","status":${JSON.stringify(status)},"validator":{"pubkey":"${hex(v.pubkey)}",` +
-    `"withdrawal_credentials":"${hex(v.withdrawalCredentials)}","effective_balance":"${uint64(v.effectiveBalance)}","slashed":${v.slashed},` +
-    `"activation_eligibility_epoch":"${uint64(v.activationEligibilityEpoch)}","activation_epoch":"${uint64(v.activationEpoch)}",` +
-    `"exit_epoch":"${uint64(v.exitEpoch)}","withdrawable_epoch":"${uint64(v.withdrawableEpoch)}"}}`
+    `{"index":"${index}","balance":"${uint64Text(balance)}","status":${JSON.stringify(status)},"validator":{"pubkey":"${hex(v.pubkey)}",` +
+    `"withdrawal_credentials":"${hex(v.withdrawalCredentials)}","effective_balance":"${uint64Text(v.effectiveBalance)}","slashed":${v.slashed},` +
+    `"activation_eligibility_epoch":"${uint64Text(v.activationEligibilityEpoch)}","activation_epoch":"${uint64Text(v.activationEpoch)}",` +
+    `"exit_epoch":"${uint64Text(v.exitEpoch)}","withdrawable_epoch":"${uint64Text(v.withdrawableEpoch)}"}}`
   );
 }
 

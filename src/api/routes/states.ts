@@ -1,4 +1,4 @@
-import {quotedUintList} from "../uintText.ts";
+import {quotedUintList, uint64Text} from "../uintText.ts";
 import {ContainerType, type ValueOf} from "@chainsafe/ssz";
 import {VALIDATOR_REGISTRY_LIMIT} from "@lodestar/params";
 import {ArrayOf, ssz, type electra} from "@lodestar/types";
@@ -73,7 +73,12 @@ export function validatorIdsBody<O>(): BodyDef<ValidatorId[], O> {
 
 const stateIdArg = {in: "path", name: "state_id", codec: stateId} as const;
 const epochQuery = {in: "query", name: "epoch", codec: optional(uint)} as const;
-const balancesData = streamedListData<ValidatorBalance, ChainMeta>(ValidatorBalanceType);
+/** JSON.stringify(ValidatorBalanceType.toJson(b)), written directly (a million of them in one answer). */
+export function validatorBalanceText(b: ValidatorBalance): string {
+  return `{"index":"${b.index}","balance":"${uint64Text(b.balance)}"}`;
+}
+
+const balancesData = streamedListData<ValidatorBalance, ChainMeta>(ValidatorBalanceType, undefined, validatorBalanceText);
 const identitiesData = streamedListData<ValidatorIdentity, ChainMeta>(ValidatorIdentityType, VALIDATOR_REGISTRY_LIMIT);
 
 /** A list of the state (electra and later), served from the state's tree view in the state's fork. */

@@ -6,7 +6,7 @@ import {type CachedBeaconStateElectra, type CachedBeaconStateFulu, processSlots}
 import {ssz} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import request from "supertest";
-import {CommitteeType, ValidatorIdentityType, committeeJsonText} from "../../../src/api/routes/states.ts";
+import {CommitteeType, ValidatorBalanceType, ValidatorIdentityType, committeeJsonText, validatorBalanceText} from "../../../src/api/routes/states.ts";
 import {createApp} from "../../../src/api/server/index.ts";
 import {createTestContext, type TestContext} from "./testContext.ts";
 import {binary} from "./binary.ts";
@@ -117,6 +117,14 @@ describe("committees", () => {
       Array.from({length: perSlot}, (_, index) => ({index: String(index), slot: String(slot), validators: Array.from(ctx.getBeaconCommittee(slot, index), String)}))
     );
   }
+
+  it("a balance's JSON text is exactly what ssz toJson and JSON.stringify give", () => {
+    const random = prng(9);
+    for (let i = 0; i < 200; i++) {
+      const b = {index: Math.floor(random() * 2 ** 40), balance: random() < 0.1 ? (i % 2 === 0 ? 0 : Infinity) : Math.floor(random() * 2 ** 52)};
+      expect(validatorBalanceText(b)).toBe(JSON.stringify(ValidatorBalanceType.toJson(b)));
+    }
+  });
 
   it("a committee's JSON text is exactly what ssz toJson and JSON.stringify give", () => {
     const random = prng(5);
