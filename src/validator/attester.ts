@@ -114,7 +114,7 @@ export class AttesterService {
         fork = result.fork;
         for (const duty of aggregators.filter((d) => d.committeeIndex === committeeIndex)) {
           const message = {aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof} as AggregateAndProof;
-          signed.push(signer.signAggregateAndProof(duty.pubkey, message));
+          signed.push(await signer.signAggregateAndProof(duty.pubkey, message));
         }
       },
       (committeeIndex, err) => log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
@@ -158,12 +158,14 @@ export class AttesterService {
     }
     if (known) log.info({epoch, previous: known.dependentRoot, dependentRoot}, "Attester duties changed with their dependent root");
 
-    const duties = response.duties
-      .filter((d) => validators.owns(d.pubkey, d.validatorIndex))
-      .map((d): ScheduledDuty => {
-        const selectionProof = signer.signSelectionProof(d.pubkey, d.slot);
-        return {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
-      });
+    const duties = await Promise.all(
+      response.duties
+        .filter((d) => validators.owns(d.pubkey, d.validatorIndex))
+        .map(async (d): Promise<ScheduledDuty> => {
+          const selectionProof = await signer.signSelectionProof(d.pubkey, d.slot);
+          return {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
+        })
+    );
     const epochDuties: EpochDuties = {dependentRoot, duties, subscribed: false};
     this.byEpoch.set(epoch, epochDuties);
     log.debug({epoch, duties: duties.length, aggregators: duties.filter((d) => d.isAggregator).length}, "Attester duties");

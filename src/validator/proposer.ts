@@ -59,7 +59,7 @@ export class ProposerService {
   private async propose(duty: ProposerDuty): Promise<void> {
     const {api, config, signer, log} = this.ctx;
     const {slot, validatorIndex, pubkey} = duty;
-    const randaoReveal = signer.signRandaoReveal(pubkey, computeEpochAtSlot(slot));
+    const randaoReveal = await signer.signRandaoReveal(pubkey, computeEpochAtSlot(slot));
     const {block, fork, blobs} = await api.produceBlock(slot, randaoReveal, this.graffiti());
     if (block.slot !== slot || block.proposerIndex !== validatorIndex) {
       throw new Error(`beacon node returned a block for slot ${block.slot} proposer ${block.proposerIndex}`);

@@ -16,23 +16,28 @@ import {computeEpochAtSlot, computeSigningRoot, computeStartSlotAtEpoch, interop
 import {ssz} from "@lodestar/types";
 import type {AggregateAndProof, BeaconBlock, BLSSignature, DomainType, Epoch, Root, SignedAggregateAndProof, SignedBeaconBlock, Slot, altair, phase0} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
+import {LoopTurns} from "../loopTurns.ts";
 import type {SlashingProtection} from "./slashingProtection.ts";
 
 /**
  * The one place where validator messages are signed. Every domain uses the fork version of
  * the message's own epoch (`config.getDomain` at the epoch's first slot, with the genesis
  * validators root baked into the BeaconConfig). Blocks and attestations go through slashing
- * protection first: their signature is computed only once the record is on disk.
+ * protection first: their signature is computed only once the record is on disk. Each
+ * secret-key signature takes a turn of the event loop of its own (`LoopTurns`), so that a
+ * slot's signing never holds the node's REST API and gossip for long.
  */
 export class ValidatorSigner {
   readonly config: BeaconConfig;
   private readonly protection: SlashingProtection;
   private readonly keys = new Map<string, SecretKey>();
   private readonly pubkeyList: Uint8Array[] = [];
+  private readonly turns: LoopTurns;
 
-  constructor(config: BeaconConfig, secretKeys: SecretKey[], protection: SlashingProtection) {
+  constructor(config: BeaconConfig, secretKeys: SecretKey[], protection: SlashingProtection, turns = new LoopTurns()) {
     this.config = config;
     this.protection = protection;
+    this.turns = turns;
     for (const sk of secretKeys) {
       const pubkey = sk.toPublicKey().toBytes();
       this.keys.set(toHex(pubkey), sk);
@@ -41,8 +46,8 @@ export class ValidatorSigner {
   }
 
   /** A signer over the interop (mock-genesis) keys with these indices. */
-  static fromInteropIndices(config: BeaconConfig, indices: number[], protection: SlashingProtection): ValidatorSigner {
-    return new ValidatorSigner(config, indices.map((i) => interopSecretKey(i)), protection);
+  static fromInteropIndices(config: BeaconConfig, indices: number[], protection: SlashingProtection, turns?: LoopTurns): ValidatorSigner {
+    return new ValidatorSigner(config, indices.map((i) => interopSecretKey(i)), protection, turns);
   }
 
   /** The compressed public keys, in the order the secret keys were given. */
@@ -55,7 +60,7 @@ export class ValidatorSigner {
     return this.config.getDomain(computeStartSlotAtEpoch(epoch), domainType);
   }
 
-  signRandaoReveal(pubkey: Uint8Array, epoch: Epoch): BLSSignature {
+  signRandaoReveal(pubkey: Uint8Array, epoch: Epoch): Promise<BLSSignature> {
     return this.sign(pubkey, ssz.Epoch, epoch, DOMAIN_RANDAO, epoch);
   }
 
@@ -64,7 +69,7 @@ export class ValidatorSigner {
     const type = this.config.getForkTypes(block.slot).BeaconBlock as Type<BeaconBlock>;
     const signingRoot = this.signingRoot(type, block, DOMAIN_BEACON_PROPOSER, computeEpochAtSlot(block.slot));
     await this.protection.checkAndInsertBlockProposal(pubkey, block.slot, signingRoot);
-    return {message: block, signature: this.signRoot(pubkey, signingRoot)} as SignedBeaconBlock;
+    return {message: block, signature: await this.signRoot(pubkey, signingRoot)} as SignedBeaconBlock;
   }
 
   /** Signs attestation data after recording it in slashing protection; throws SlashingProtectionError when it is slashable. */
@@ -75,33 +80,33 @@ export class ValidatorSigner {
   }
 
   /** The attestation aggregator's slot signature (phase0 `get_slot_signature`). */
-  signSelectionProof(pubkey: Uint8Array, slot: Slot): BLSSignature {
+  signSelectionProof(pubkey: Uint8Array, slot: Slot): Promise<BLSSignature> {
     return this.sign(pubkey, ssz.Slot, slot, DOMAIN_SELECTION_PROOF, computeEpochAtSlot(slot));
   }
 
-  signAggregateAndProof(pubkey: Uint8Array, message: AggregateAndProof): SignedAggregateAndProof {
+  async signAggregateAndProof(pubkey: Uint8Array, message: AggregateAndProof): Promise<SignedAggregateAndProof> {
     const slot = message.aggregate.data.slot;
     const type = (isForkPostElectra(this.config.getForkName(slot)) ? ssz.electra.AggregateAndProof : ssz.phase0.AggregateAndProof) as Type<AggregateAndProof>;
-    const signature = this.sign(pubkey, type, message, DOMAIN_AGGREGATE_AND_PROOF, computeEpochAtSlot(slot));
+    const signature = await this.sign(pubkey, type, message, DOMAIN_AGGREGATE_AND_PROOF, computeEpochAtSlot(slot));
     return {message, signature} as SignedAggregateAndProof;
   }
 
-  signSyncCommitteeMessage(pubkey: Uint8Array, slot: Slot, beaconBlockRoot: Root): BLSSignature {
+  signSyncCommitteeMessage(pubkey: Uint8Array, slot: Slot, beaconBlockRoot: Root): Promise<BLSSignature> {
     return this.sign(pubkey, ssz.Root, beaconBlockRoot, DOMAIN_SYNC_COMMITTEE, computeEpochAtSlot(slot));
   }
 
   /** The sync aggregator's selection proof (altair `get_sync_committee_selection_proof`). */
-  signSyncSelectionProof(pubkey: Uint8Array, slot: Slot, subcommitteeIndex: number): BLSSignature {
+  signSyncSelectionProof(pubkey: Uint8Array, slot: Slot, subcommitteeIndex: number): Promise<BLSSignature> {
     const data = {slot, subcommitteeIndex};
     return this.sign(pubkey, ssz.altair.SyncAggregatorSelectionData, data, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, computeEpochAtSlot(slot));
   }
 
-  signContributionAndProof(pubkey: Uint8Array, message: altair.ContributionAndProof): altair.SignedContributionAndProof {
+  async signContributionAndProof(pubkey: Uint8Array, message: altair.ContributionAndProof): Promise<altair.SignedContributionAndProof> {
     const epoch = computeEpochAtSlot(message.contribution.slot);
-    return {message, signature: this.sign(pubkey, ssz.altair.ContributionAndProof, message, DOMAIN_CONTRIBUTION_AND_PROOF, epoch)};
+    return {message, signature: await this.sign(pubkey, ssz.altair.ContributionAndProof, message, DOMAIN_CONTRIBUTION_AND_PROOF, epoch)};
   }
 
-  private sign<T>(pubkey: Uint8Array, type: Type<T>, value: T, domainType: DomainType, epoch: Epoch): BLSSignature {
+  private sign<T>(pubkey: Uint8Array, type: Type<T>, value: T, domainType: DomainType, epoch: Epoch): Promise<BLSSignature> {
     return this.signRoot(pubkey, this.signingRoot(type, value, domainType, epoch));
   }
 
@@ -109,9 +114,9 @@ export class ValidatorSigner {
     return computeSigningRoot(type, value, this.domain(domainType, epoch));
   }
 
-  private signRoot(pubkey: Uint8Array, signingRoot: Uint8Array): BLSSignature {
+  private async signRoot(pubkey: Uint8Array, signingRoot: Uint8Array): Promise<BLSSignature> {
     const sk = this.keys.get(toHex(pubkey));
     if (!sk) throw new Error(`no secret key for pubkey ${toHex(pubkey)}`);
-    return sk.sign(signingRoot).toBytes();
+    return this.turns.run(() => sk.sign(signingRoot).toBytes());
   }
 }

@@ -44,12 +44,14 @@ export class SyncCommitteeService {
     const duties = this.dutiesAt(slot);
     if (duties.length === 0) return;
     const beaconBlockRoot = await api.getBlockRoot("head");
-    const messages: altair.SyncCommitteeMessage[] = duties.map((duty) => ({
-      slot,
-      beaconBlockRoot,
-      validatorIndex: duty.validatorIndex,
-      signature: signer.signSyncCommitteeMessage(duty.pubkey, slot, beaconBlockRoot),
-    }));
+    const messages: altair.SyncCommitteeMessage[] = await Promise.all(
+      duties.map(async (duty) => ({
+        slot,
+        beaconBlockRoot,
+        validatorIndex: duty.validatorIndex,
+        signature: await signer.signSyncCommitteeMessage(duty.pubkey, slot, beaconBlockRoot),
+      }))
+    );
     this.signedRoots.set(slot, beaconBlockRoot);
     for (const old of this.signedRoots.keys()) if (old < slot) this.signedRoots.delete(old);
     await publishDuties(this.ctx, "sync_committee_message", duties.length, messages.length, () => api.submitSyncCommitteeMessages(messages));
@@ -67,7 +69,7 @@ export class SyncCommitteeService {
     for (const duty of this.dutiesAt(slot)) {
       const subcommittees = new Set(duty.validatorSyncCommitteeIndices.map((i) => Math.floor(i / SUBCOMMITTEE_SIZE)));
       for (const subcommitteeIndex of subcommittees) {
-        const selectionProof = signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex);
+        const selectionProof = await signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex);
         if (isSyncCommitteeAggregator(selectionProof)) selected.push({duty, subcommitteeIndex, selectionProof});
       }
     }
@@ -87,7 +89,7 @@ export class SyncCommitteeService {
         if (c.slot !== slot || c.subcommitteeIndex !== subcommitteeIndex || !byteArrayEquals(c.beaconBlockRoot, beaconBlockRoot)) {
           throw new Error(`beacon node returned a contribution for slot ${c.slot} subcommittee ${c.subcommitteeIndex}`);
         }
-        signed.push(signer.signContributionAndProof(duty.pubkey, {aggregatorIndex: duty.validatorIndex, contribution: c, selectionProof}));
+        signed.push(await signer.signContributionAndProof(duty.pubkey, {aggregatorIndex: duty.validatorIndex, contribution: c, selectionProof}));
       },
       ({duty, subcommitteeIndex}, err) =>
         log.error({slot, validatorIndex: duty.validatorIndex, subcommitteeIndex, error: errorMessage(err)}, "Sync contribution failed")

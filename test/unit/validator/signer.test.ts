@@ -56,9 +56,9 @@ describe("ValidatorSigner", () => {
     expect(Buffer.from(signer.pubkeys[0]).equals(Buffer.from(pubkey))).toBe(false);
   });
 
-  it("signs randao reveals with the fork version of the reveal's epoch", () => {
-    const atPhase0 = signer.signRandaoReveal(pubkey, 0);
-    const atAltair = signer.signRandaoReveal(pubkey, 1);
+  it("signs randao reveals with the fork version of the reveal's epoch", async () => {
+    const atPhase0 = await signer.signRandaoReveal(pubkey, 0);
+    const atAltair = await signer.signRandaoReveal(pubkey, 1);
     expect(verifies(ssz.Epoch, 0, DOMAIN_RANDAO, config.GENESIS_FORK_VERSION, atPhase0)).toBe(true);
     expect(verifies(ssz.Epoch, 1, DOMAIN_RANDAO, config.ALTAIR_FORK_VERSION, atAltair)).toBe(true);
     expect(verifies(ssz.Epoch, 1, DOMAIN_RANDAO, config.GENESIS_FORK_VERSION, atAltair)).toBe(false);
@@ -91,39 +91,39 @@ describe("ValidatorSigner", () => {
     await expect(signer.signAttestationData(pubkey, makeData(9))).rejects.toBeInstanceOf(SlashingProtectionError);
   });
 
-  it("signs aggregation selection proofs and aggregates (phase0 and electra containers)", () => {
-    const proof = signer.signSelectionProof(pubkey, 3);
+  it("signs aggregation selection proofs and aggregates (phase0 and electra containers)", async () => {
+    const proof = await signer.signSelectionProof(pubkey, 3);
     expect(verifies(ssz.Slot, 3, DOMAIN_SELECTION_PROOF, config.GENESIS_FORK_VERSION, proof)).toBe(true);
 
     const phase0Aggregate = {...ssz.phase0.Attestation.defaultValue(), aggregationBits: BitArray.fromSingleBit(4, 1)};
     phase0Aggregate.data = {...phase0Aggregate.data, slot: 3};
     const phase0Message = {aggregatorIndex: 4, aggregate: phase0Aggregate, selectionProof: proof};
-    const signedPhase0 = signer.signAggregateAndProof(pubkey, phase0Message);
+    const signedPhase0 = await signer.signAggregateAndProof(pubkey, phase0Message);
     expect(verifies(ssz.phase0.AggregateAndProof, phase0Message, DOMAIN_AGGREGATE_AND_PROOF, config.GENESIS_FORK_VERSION, signedPhase0.signature)).toBe(true);
 
     const electraAggregate = {...ssz.electra.Attestation.defaultValue(), aggregationBits: BitArray.fromSingleBit(4, 1), committeeBits: BitArray.fromSingleBit(4, 0)};
     electraAggregate.data = {...electraAggregate.data, slot: 20};
-    const electraMessage = {aggregatorIndex: 4, aggregate: electraAggregate, selectionProof: signer.signSelectionProof(pubkey, 20)};
-    const signedElectra = signer.signAggregateAndProof(pubkey, electraMessage);
+    const electraMessage = {aggregatorIndex: 4, aggregate: electraAggregate, selectionProof: await signer.signSelectionProof(pubkey, 20)};
+    const signedElectra = await signer.signAggregateAndProof(pubkey, electraMessage);
     expect(verifies(ssz.electra.AggregateAndProof, electraMessage, DOMAIN_AGGREGATE_AND_PROOF, config.ELECTRA_FORK_VERSION, signedElectra.signature)).toBe(true);
   });
 
-  it("signs sync committee messages, selection proofs and contributions", () => {
+  it("signs sync committee messages, selection proofs and contributions", async () => {
     const root = new Uint8Array(32).fill(5);
-    const message = signer.signSyncCommitteeMessage(pubkey, 10, root);
+    const message = await signer.signSyncCommitteeMessage(pubkey, 10, root);
     expect(verifies(ssz.Root, root, DOMAIN_SYNC_COMMITTEE, config.ALTAIR_FORK_VERSION, message)).toBe(true);
 
-    const selectionProof = signer.signSyncSelectionProof(pubkey, 10, 2);
+    const selectionProof = await signer.signSyncSelectionProof(pubkey, 10, 2);
     const selectionData = {slot: 10, subcommitteeIndex: 2};
     expect(verifies(ssz.altair.SyncAggregatorSelectionData, selectionData, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, config.ALTAIR_FORK_VERSION, selectionProof)).toBe(true);
 
     const contribution = {...ssz.altair.SyncCommitteeContribution.defaultValue(), slot: 10, subcommitteeIndex: 2, beaconBlockRoot: root};
     const cap = {aggregatorIndex: 4, contribution, selectionProof};
-    const signed = signer.signContributionAndProof(pubkey, cap);
+    const signed = await signer.signContributionAndProof(pubkey, cap);
     expect(verifies(ssz.altair.ContributionAndProof, cap, DOMAIN_CONTRIBUTION_AND_PROOF, config.ALTAIR_FORK_VERSION, signed.signature)).toBe(true);
   });
 
-  it("refuses to sign for a key it does not hold", () => {
-    expect(() => signer.signRandaoReveal(new Uint8Array(48), 0)).toThrow(/no secret key/);
+  it("refuses to sign for a key it does not hold", async () => {
+    await expect(signer.signRandaoReveal(new Uint8Array(48), 0)).rejects.toThrow(/no secret key/);
   });
 });

@@ -1,0 +1,56 @@
+import {describe, expect, it} from "@jest/globals";
+import {createServer} from "node:http";
+import type {AddressInfo} from "node:net";
+import {LoopTurns} from "../../../src/loopTurns.ts";
+
+/** Holds the thread for `ms`, as a BLS signature does for about half a millisecond. */
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+describe("LoopTurns", () => {
+  it("runs steps in the order asked, one per turn of the event loop; a step that throws rejects only its own promise", async () => {
+    const turns = new LoopTurns();
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const ranAt: number[] = [];
+    const steps = [0, 1, 2, 3].map((i) =>
+      turns.run(() => {
+        ranAt.push(turn);
+        if (i === 2) throw new Error("step 2 failed");
+        return i * 10;
+      })
+    );
+    const settled = await Promise.allSettled(steps);
+    ticking = false;
+    expect(settled.map((s) => (s.status === "fulfilled" ? s.value : (s.reason as Error).message))).toEqual([0, 10, "step 2 failed", 30]);
+    expect(new Set(ranAt).size).toBe(4);
+    expect(ranAt).toEqual([...ranAt].sort((a, b) => a - b));
+  });
+
+  it("lets an HTTP request be answered while a long queue of steps is still running", async () => {
+    const server = createServer((_req, res) => res.end("ok"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const turns = new LoopTurns();
+      const STEPS = 300;
+      let done = 0;
+      const all = Promise.all(Array.from({length: STEPS}, () => turns.run(() => (busy(1), done++))));
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      expect(await res.text()).toBe("ok");
+      const doneWhenAnswered = done;
+      await all;
+      // all the steps in one task would have held the request for 300 ms, until every step had run
+      expect(doneWhenAnswered).toBeLessThan(STEPS / 2);
+      expect(done).toBe(STEPS);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
