@@ -64,21 +64,31 @@ async function fromBody(parse: () => unknown): Promise<unknown> {
   }
 }
 
+/** A route's arguments as the handler reads them at each request: its parameters, then its body if it takes one. */
+interface ArgList {
+  params: [string, ParamDef<unknown>][];
+  body?: [string, BodyDef<unknown, unknown>];
+}
+
+function argListOf(route: Route): ArgList {
+  const entries = Object.entries(route.args as Record<string, ParamDef<unknown> | BodyDef<unknown, unknown>>);
+  const body = entries.find((entry): entry is [string, BodyDef<unknown, unknown>] => entry[1].in === "body");
+  return {params: entries.filter((entry): entry is [string, ParamDef<unknown>] => entry[1].in !== "body"), body};
+}
+
 /** Every argument of the route, parameters first (a body may depend on them, e.g. on the fork header). */
-export async function parseArgs(route: Route, req: WireRequest, config: ChainForkConfig): Promise<Record<string, unknown>> {
+async function parseArgs(list: ArgList, req: WireRequest, config: ChainForkConfig): Promise<Record<string, unknown>> {
   const args: Record<string, unknown> = {};
-  let body: [string, BodyDef<unknown, unknown>] | undefined;
-  for (const [key, def] of Object.entries(route.args as Record<string, ParamDef<unknown> | BodyDef<unknown, unknown>>)) {
-    if (def.in === "body") body = [key, def];
-    else args[key] = def.codec.parse(rawParam(req, def), def.name);
-  }
-  if (body) args[body[0]] = await parseBody(req, body[1], args, config);
+  for (const [key, def] of list.params) args[key] = def.codec.parse(rawParam(req, def), def.name);
+  if (list.body) args[list.body[0]] = await parseBody(req, list.body[1], args, config);
   return args;
 }
 
 const CLOSE_ENVELOPE = Buffer.from("}");
 
-function formatResult(route: Route, result: {data?: unknown; meta?: Record<string, unknown>} | undefined, format: WireFormat): WireResponse {
+type MetaFields = [string, {json: string; header: string; toJson(v: unknown): unknown; toHeader(v: unknown): string}][];
+
+function formatResult(route: Route, metaFields: MetaFields, result: {data?: unknown; meta?: Record<string, unknown>} | undefined, format: WireFormat): WireResponse {
   const response = route.response;
   if (response.kind === "empty") return {status: 200, headers: {}};
   if (response.kind === "status") return {status: result!.data as number, headers: {}};
@@ -86,7 +96,7 @@ function formatResult(route: Route, result: {data?: unknown; meta?: Record<strin
   const meta = result!.meta ?? {};
   const headers: Record<string, string> = {"Content-Type": MEDIA_TYPE[format]};
   const json: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(response.meta as Record<string, {json: string; header: string; toJson(v: unknown): unknown; toHeader(v: unknown): string}>)) {
+  for (const [key, field] of metaFields) {
     headers[field.header] = field.toHeader(meta[key]);
     json[field.json] = field.toJson(meta[key]);
   }
@@ -122,13 +132,15 @@ export function createRouteHandler<Ctx extends {chain: {config: ChainForkConfig}
   if (declined !== undefined) return async () => errorResponse(501, {code: 501, message: declined});
   const response = route.response;
   const sszResponse = response.kind === "data" && response.data.ssz !== undefined;
+  const argList = argListOf(route);
+  const metaFields = (response.kind === "data" ? Object.entries(response.meta) : []) as MetaFields;
   return async (req) => {
     try {
       // only responses with a body are negotiated; empty answers suit any Accept
       const format = response.kind === "data" ? responseFormat(headerValue(req, "accept"), sszResponse) : "json";
       if (format === null) throw new ApiError(406, "Accepted media type not supported");
-      const args = await parseArgs(route, req, ctx.chain.config);
-      return formatResult(route, await handler(args, ctx), format);
+      const args = await parseArgs(argList, req, ctx.chain.config);
+      return formatResult(route, metaFields, await handler(args, ctx), format);
     } catch (err) {
       const {status, body} = renderError(err, route.operationId);
       return errorResponse(status, body);
