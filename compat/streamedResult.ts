@@ -1,6 +1,6 @@
 import type {Route} from "../src/api/routes/types.ts";
 import {isChunked, type WireResponse} from "../src/api/wire.ts";
-import {BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, isSpace} from "../src/api/server/slicedJson.ts";
+import {CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, isSpace} from "../src/api/server/slicedJson.ts";
 import {workSlicer} from "../src/api/workSlices.ts";
 import {toLegacyNumbers, type Encoding} from "./adapters.ts";
 import type {LegacyMethod} from "./methods.ts";
@@ -63,22 +63,40 @@ export async function* dataListItems(pieces: Iterable<string> | AsyncIterable<st
   let rootClosed = false;
   for await (const piece of pieces) {
     let itemStart = inData ? 0 : -1;
+    /** the next backslash at or after i (piece.length when none), searched again once passed */
+    let nextBackslash = -1;
     for (let i = 0; i < piece.length; i++) {
-      const c = piece.charCodeAt(i);
       if (inString) {
-        if (escaped) escaped = false;
-        else if (c === BACKSLASH) escaped = true;
-        else if (c === QUOTE) {
-          inString = false;
-          if (key !== null) {
-            lastKey = key;
-            key = null;
-          }
+        // a string's characters change nothing up to its closing quote: jump there, minding escapes
+        if (escaped) {
+          escaped = false;
+          if (key !== null) key += piece[i];
           continue;
         }
-        if (key !== null) key += piece[i];
+        if (nextBackslash < i) {
+          nextBackslash = piece.indexOf("\\", i);
+          if (nextBackslash === -1) nextBackslash = piece.length;
+        }
+        const quote = piece.indexOf('"', i);
+        if (nextBackslash < piece.length && (quote === -1 || nextBackslash < quote)) {
+          if (key !== null) key += piece.slice(i, nextBackslash + 1);
+          escaped = true;
+          i = nextBackslash;
+          continue;
+        }
+        if (quote === -1) {
+          if (key !== null) key += piece.slice(i);
+          break;
+        }
+        if (key !== null) {
+          lastKey = key + piece.slice(i, quote);
+          key = null;
+        }
+        inString = false;
+        i = quote;
         continue;
       }
+      const c = piece.charCodeAt(i);
       if (isSpace(c)) continue;
       if (rootClosed) throw new Error("the REST answer has text after its JSON object");
       if (c === QUOTE) {
