@@ -12,8 +12,9 @@ import {
 } from "@lodestar/state-transition";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import type {StateId, ValidatorId} from "../codecs.ts";
+import {BalanceList} from "../balanceList.ts";
 import {badRequest} from "../errors.ts";
-import type {Committee, SyncCommitteeByIndices, ValidatorBalance, ValidatorIdentity, stateRoutes} from "../routes/states.ts";
+import type {Committee, SyncCommitteeByIndices, ValidatorIdentity, stateRoutes} from "../routes/states.ts";
 import type {Handlers} from "../routes/types.ts";
 import {type SszView, lazyList} from "../streaming.ts";
 import type {ApiContext} from "./context.ts";
@@ -21,11 +22,14 @@ import {resolveState, selectedIndices} from "./resolve.ts";
 
 /** Handlers of the state routes of states.ts: each reads one resolved state (404 when unknown). */
 
-function balances(state: CachedBeaconStateAllForks, ids: ValidatorId[]): Iterable<ValidatorBalance> {
-  const indices = selectedIndices(state, ids);
-  return lazyList(function* () {
-    for (const index of indices) yield {index, balance: state.balances.get(index)};
-  });
+function balances(state: CachedBeaconStateAllForks, ids: ValidatorId[]): BalanceList {
+  // all of them in one walk of the tree: get(i) finds each balance's chunk from the root
+  if (ids.length === 0) return new BalanceList(state.balances.getAll());
+  const indices = Array.from(selectedIndices(state, ids));
+  return new BalanceList(
+    indices.map((index) => state.balances.get(index)),
+    indices
+  );
 }
 
 function identities(state: CachedBeaconStateAllForks, ids: ValidatorId[]): Iterable<ValidatorIdentity> {

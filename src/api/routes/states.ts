@@ -1,4 +1,5 @@
-import {quotedUintList, uint64Text} from "../uintText.ts";
+import {quotedUintList} from "../uintText.ts";
+import {BalanceList} from "../balanceList.ts";
 import {ContainerType, type ValueOf} from "@chainsafe/ssz";
 import {VALIDATOR_REGISTRY_LIMIT} from "@lodestar/params";
 import {ArrayOf, ssz, type electra} from "@lodestar/types";
@@ -23,7 +24,7 @@ import {
   versionedChainMeta,
 } from "../codecs.ts";
 import {type SszView, streamedListData, viewData} from "../streaming.ts";
-import {route, type BodyDef} from "./types.ts";
+import {route, type BodyDef, type DataCodec} from "./types.ts";
 
 /**
  * Routes of the Beacon tag about what a state holds beyond its validators' records: balances and
@@ -73,12 +74,10 @@ export function validatorIdsBody<O>(): BodyDef<ValidatorId[], O> {
 
 const stateIdArg = {in: "path", name: "state_id", codec: stateId} as const;
 const epochQuery = {in: "query", name: "epoch", codec: optional(uint)} as const;
-/** JSON.stringify(ValidatorBalanceType.toJson(b)), written directly (a million of them in one answer). */
-export function validatorBalanceText(b: ValidatorBalance): string {
-  return `{"index":"${b.index}","balance":"${uint64Text(b.balance)}"}`;
-}
-
-const balancesData = streamedListData<ValidatorBalance, ChainMeta>(ValidatorBalanceType, undefined, validatorBalanceText);
+const balancesData: DataCodec<ValidatorBalance[], ChainMeta, Iterable<ValidatorBalance>> = {
+  ...streamedListData<ValidatorBalance, ChainMeta>(ValidatorBalanceType),
+  toJsonChunks: (items) => BalanceList.of(items).jsonPieces(),
+};
 const identitiesData = streamedListData<ValidatorIdentity, ChainMeta>(ValidatorIdentityType, VALIDATOR_REGISTRY_LIMIT);
 
 /** A list of the state (electra and later), served from the state's tree view in the state's fork. */

@@ -6,7 +6,8 @@ import {type CachedBeaconStateElectra, type CachedBeaconStateFulu, processSlots}
 import {ssz} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import request from "supertest";
-import {CommitteeType, ValidatorBalanceType, ValidatorIdentityType, committeeJsonText, validatorBalanceText} from "../../../src/api/routes/states.ts";
+import {CommitteeType, ValidatorBalanceType, ValidatorIdentityType, committeeJsonText} from "../../../src/api/routes/states.ts";
+import {BalanceList} from "../../../src/api/balanceList.ts";
 import {createApp} from "../../../src/api/server/index.ts";
 import {createTestContext, type TestContext} from "./testContext.ts";
 import {binary} from "./binary.ts";
@@ -118,11 +119,19 @@ describe("committees", () => {
     );
   }
 
-  it("a balance's JSON text is exactly what ssz toJson and JSON.stringify give", () => {
+  it("a balance list's JSON text is exactly what ssz toJson and JSON.stringify give, however it is cut into pieces", () => {
     const random = prng(9);
-    for (let i = 0; i < 200; i++) {
-      const b = {index: Math.floor(random() * 2 ** 40), balance: random() < 0.1 ? (i % 2 === 0 ? 0 : Infinity) : Math.floor(random() * 2 ** 52)};
-      expect(validatorBalanceText(b)).toBe(JSON.stringify(ValidatorBalanceType.toJson(b)));
+    const uint = (): number => (random() < 0.1 ? [0, 9, 10, 2 ** 31, 2 ** 53 - 1, Infinity][Math.floor(random() * 6)] : Math.floor(random() * 10 ** Math.floor(random() * 16)));
+    for (let round = 0; round < 60; round++) {
+      const length = round === 0 ? 0 : Math.floor(random() * 300);
+      const balances = Array.from({length}, uint);
+      const indices = round % 2 === 0 ? undefined : Array.from({length}, uint);
+      const list = new BalanceList(balances, indices);
+      const items = balances.map((balance, i) => ({index: indices ? indices[i] : i, balance}));
+      expect([...list]).toEqual(items);
+      const pieces = [...list.jsonPieces(1 + Math.floor(random() * 200))];
+      expect(pieces.join("")).toBe(JSON.stringify(items.map((b) => ValidatorBalanceType.toJson(b))));
+      expect([...BalanceList.of(items).jsonPieces()].join("")).toBe(pieces.join(""));
     }
   });
 
