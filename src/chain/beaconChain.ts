@@ -32,7 +32,7 @@ import {produceBlock} from "./produceBlock.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
-import {advancedStateKey, StateCache} from "./stateCache.ts";
+import {StateCache} from "./stateCache.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
@@ -357,8 +357,7 @@ export class BeaconChain implements IBeaconChain {
     }
     failpoint("import:after-store", block.slot);
     stages.mark("store");
-    const advancedPreStateKey = advancedStateKey(parentHex, block.slot);
-    this.stateCache.add(rootHex, postState, this.stateCache.has(advancedPreStateKey) ? advancedPreStateKey : parentHex);
+    this.stateCache.add(rootHex, postState, this.regen.preStateKey(parentHex, block.slot));
 
     const currentSlot = this.currentSlot();
     const isTimely = !trusted && block.slot === currentSlot && this.clock.msIntoSlot(block.slot) < (this.config.SECONDS_PER_SLOT * 1000) / 3;
@@ -468,8 +467,7 @@ export class BeaconChain implements IBeaconChain {
 
   private justifiedBalances(checkpoint: CheckpointHex): number[] {
     const slot = computeStartSlotAtEpoch(checkpoint.epoch);
-    let state = this.stateCache.get(advancedStateKey(checkpoint.root, slot)) ?? this.stateCache.get(checkpoint.root);
-    if (state && state.slot < slot) state = this.regen.advance(checkpoint.root, state, slot);
+    let state = this.regen.cachedStateAt(checkpoint.root, slot);
     if (!state) {
       log.warn({checkpoint}, "justified state not cached; using the head state's balances");
       state = this.getHeadState();

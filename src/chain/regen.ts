@@ -78,6 +78,18 @@ export class StateRegenerator {
     return this.advance(blockRootHex, post, slot);
   }
 
+  /** The state of `blockRootHex`'s chain at `slot` from the cache alone (advanced here if needed), or null: nothing is replayed. */
+  cachedStateAt(blockRootHex: string, slot: number): CachedBeaconStateAllForks | null {
+    const state = this.deps.stateCache.get(advancedStateKey(blockRootHex, slot)) ?? this.deps.stateCache.get(blockRootHex);
+    return state ? this.advance(blockRootHex, state, slot) : null;
+  }
+
+  /** The cache key of the state a block at `slot` on `parentHex` was built on: the parent's state advanced to `slot` when it is cached, else its post-state. */
+  preStateKey(parentHex: string, slot: number): string {
+    const key = advancedStateKey(parentHex, slot);
+    return this.deps.stateCache.has(key) ? key : parentHex;
+  }
+
   advance(blockRootHex: string, state: CachedBeaconStateAllForks, slot: number): CachedBeaconStateAllForks {
     if (state.slot >= slot) return state;
     const key = advancedStateKey(blockRootHex, slot);
