@@ -32,7 +32,7 @@ import {produceBlock} from "./produceBlock.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
-import {StateCache} from "./stateCache.ts";
+import {StateCache, blockRootOfStateKey} from "./stateCache.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
@@ -418,7 +418,7 @@ export class BeaconChain implements IBeaconChain {
     const removedRoots = new Set(removed.map((n) => n.blockRoot));
     const abandoned = removed.filter((n) => !canonical.some((c) => toRootHex(c.root) === n.blockRoot)).map((n) => fromHex(n.blockRoot));
     this.anchorSlot = this.forkChoice.getBlock(checkpoint.root)?.slot ?? this.anchorSlot;
-    this.stateCache.retain((key) => !removedRoots.has(key.split("@")[0]));
+    this.stateCache.retain((key) => !removedRoots.has(blockRootOfStateKey(key)));
     if (finalizedState) {
       this.pools.opPool.pruneFinalized(finalizedState);
       await this.archiver.onFinalized(checkpoint, finalizedState, canonical, removed, abandoned, this.forkChoice.getJustifiedCheckpoint());

@@ -140,3 +140,9 @@ function fullEntry(state: CachedBeaconStateAllForks): CacheEntry {
 export function advancedStateKey(blockRootHex: string, slot: number): string {
   return `${blockRootHex}@${slot}`;
 }
+
+/** The block root of a state's key: the key itself for a post-state, the part before `@` for an advanced one. */
+export function blockRootOfStateKey(key: string): string {
+  const at = key.indexOf("@");
+  return at === -1 ? key : key.slice(0, at);
+}
