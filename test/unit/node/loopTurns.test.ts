@@ -10,8 +10,9 @@ function busy(ms: number): void {
 }
 
 describe("LoopTurns", () => {
-  it("runs steps in the order asked, one per turn of the event loop; a step that throws rejects only its own promise", async () => {
-    const turns = new LoopTurns();
+  it("runs steps in the order asked, on later turns of the event loop; a step that throws rejects only its own promise", async () => {
+    // a budget of 0: one step per turn
+    const turns = new LoopTurns(0);
     let turn = 0;
     let ticking = true;
     const tick = (): void => {
@@ -34,11 +35,25 @@ describe("LoopTurns", () => {
     expect(ranAt).toEqual([...ranAt].sort((a, b) => a - b));
   });
 
+  it("runs the steps queued together in one turn while its budget lasts", async () => {
+    const turns = new LoopTurns(1000);
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const ranAt = await Promise.all([0, 1, 2, 3].map(() => turns.run(() => turn)));
+    ticking = false;
+    expect(new Set(ranAt).size).toBe(1);
+  });
+
   it("lets an HTTP request be answered while a long queue of steps is still running", async () => {
     const server = createServer((_req, res) => res.end("ok"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
-      const turns = new LoopTurns();
+      const turns = new LoopTurns(5);
       const STEPS = 300;
       let done = 0;
       const all = Promise.all(Array.from({length: STEPS}, () => turns.run(() => (busy(1), done++))));
@@ -46,7 +61,8 @@ describe("LoopTurns", () => {
       expect(await res.text()).toBe("ok");
       const doneWhenAnswered = done;
       await all;
-      // all the steps in one task would have held the request for 300 ms, until every step had run
+      // all the steps in one task would have held the request for 300 ms, until every step had run;
+      // in turns of 5 ms, the request waits a few turns at most
       expect(doneWhenAnswered).toBeLessThan(STEPS / 2);
       expect(done).toBe(STEPS);
     } finally {
