@@ -1,5 +1,6 @@
 import {type CompositeType, ListCompositeType, type Type} from "@chainsafe/ssz";
 import {type SszLike, listData} from "./codecs.ts";
+import {isShared} from "./jsonText.ts";
 import type {DataCodec} from "./routes/types.ts";
 
 /**
@@ -130,7 +131,9 @@ export function streamedListData<T, M>(item: SszLike<T>, sszLimit?: number, item
   const sszList = sszLimit === undefined ? undefined : new ListCompositeType(item as unknown as CompositeType<T, unknown, unknown>, sszLimit);
   return {
     toJson: (items) => Array.from(items, (v) => item.toJson(v)),
-    toJsonChunks: (items) => arrayChunks(items, (v) => item.toJson(v), itemText),
+    // a list the answer cache keeps (an array of shared items) is written once, then served as its bytes
+    toJsonChunks: (items) => (isShared(items) ? undefined : arrayChunks(items, (v) => item.toJson(v), itemText)),
+    toJsonBytes: (items, meta) => (isShared(items) ? list.toJsonBytes!(items as T[], meta) : undefined),
     fromJson: list.fromJson,
     itemFromJson: (json) => item.fromJson(json),
     ssz: sszList && {serialize: (items) => sszList.serialize(Array.from(items)), deserialize: (bytes) => sszList.deserialize(bytes)},

@@ -46,8 +46,9 @@ class MovingHeadChain extends TestChain {
    * Makes a child of genesis at `slot` the head, as the chain does: its post-state keeps the block's
    * header with a zero state root, the block commits to that state's root; `justified` goes into the state.
    */
-  moveHead(slot: number, justified?: phase0.Checkpoint): Root {
+  moveHead(slot: number, justified?: phase0.Checkpoint, edit?: (state: CachedBeaconStateAllForks) => void): Root {
     const state = processSlots(this.state.clone(), slot);
+    edit?.(state);
     const block = ssz.fulu.SignedBeaconBlock.defaultValue();
     block.message.slot = slot;
     block.message.proposerIndex = slot;
@@ -110,6 +111,25 @@ describe("answer cache: finality checkpoints", () => {
     chain.moveHead(2, justified);
     const after = await request(app).get("/eth/v1/beacon/states/head/finality_checkpoints").expect(200);
     expect(after.body.data.current_justified).toEqual({epoch: "1", root: toHex(justified.root)});
+  });
+});
+
+describe("answer cache: a few validators of the head", () => {
+  it("the same bytes while the head stands, the new head state's balances once it moves; other states are read afresh", async () => {
+    const {chain, app} = setup();
+    const url = "/eth/v1/beacon/states/head/validators?id=1,2";
+    const first = await request(app).get(url).expect(200);
+    expect((await request(app).get(url).expect(200)).text).toBe(first.text);
+    // the same state asked by slot, not kept: the same data
+    expect((await request(app).get("/eth/v1/beacon/states/0/validators?id=1,2").expect(200)).body.data).toEqual(first.body.data);
+    expect((await request(app).get("/eth/v1/beacon/states/head/validators/2").expect(200)).body.data).toEqual(first.body.data[1]);
+
+    chain.moveHead(1, undefined, (state) => state.balances.set(2, 31_000_000_123));
+    const moved = await request(app).get(url).expect(200);
+    expect(moved.body.data.map((v: {balance: string}) => v.balance)).toEqual([first.body.data[0].balance, "31000000123"]);
+    expect((await request(app).get("/eth/v1/beacon/states/head/validators/2").expect(200)).body.data.balance).toBe("31000000123");
+    await request(app).get("/eth/v1/beacon/states/head/validators/100000").expect(404);
+    await request(app).get("/eth/v1/beacon/states/head/validators/100000").expect(404);
   });
 });
 

@@ -5,7 +5,8 @@ import {createServer} from "node:http";
 import {connect} from "node:net";
 import type {AddressInfo} from "node:net";
 import {createApiClient, httpTransport, type ApiClient} from "../../../src/api/client.ts";
-import {ValidatorResponseType} from "../../../src/api/routes/beacon.ts";
+import {ValidatorResponseType, validatorResponseText} from "../../../src/api/routes/beacon.ts";
+import {markShared} from "../../../src/api/jsonText.ts";
 import {createApiHandlers, inProcessTransport, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
 import {bufferLimits, writeChunks} from "../../../src/api/server/writeChunks.ts";
 import {CHUNK_CHARS, coalesce, envelopeChunks, streamedListData, viewJsonChunks} from "../../../src/api/streaming.ts";
@@ -74,8 +75,17 @@ describe("JSON in pieces is the same JSON", () => {
   it("a lazy list is exactly JSON.stringify of its values, and can be written twice", () => {
     const codec = streamedListData(ValidatorResponseType);
     const values = [0, 1].map((index) => ({index, balance: 5, status: "active_ongoing", validator: busy.validators.getReadonly(index).toValue()}));
-    expect([...codec.toJsonChunks!(values, {})].join("")).toBe(JSON.stringify(codec.toJson(values, {})));
-    expect([...codec.toJsonChunks!([], {})].join("")).toBe("[]");
+    expect([...codec.toJsonChunks!(values, {})!].join("")).toBe(JSON.stringify(codec.toJson(values, {})));
+    expect([...codec.toJsonChunks!([], {})!].join("")).toBe("[]");
+  });
+
+  it("a kept list (shared, of shared items) is served as its bytes, the same text, made once", () => {
+    const codec = streamedListData(ValidatorResponseType, undefined, validatorResponseText);
+    const values = markShared([0, 1, 2].map((index) => markShared({index, balance: 5, status: "active_ongoing", validator: busy.validators.getReadonly(index).toValue()})));
+    expect(codec.toJsonChunks!(values, {})).toBeUndefined();
+    const bytes = codec.toJsonBytes!(values, {})!;
+    expect(Buffer.concat(bytes).toString()).toBe(JSON.stringify(codec.toJson(values, {})));
+    expect(codec.toJsonBytes!(values, {})![0]).toBe(bytes[0]);
   });
 
   it("the envelope keeps the metadata first and `data` last, as JSON.stringify does", () => {
