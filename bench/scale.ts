@@ -20,6 +20,8 @@ process.env.LODESTAR_PRESET = "mainnet";
 const COUNT = Number(process.env.BENCH_SCALE_VALIDATORS ?? 1_000_000);
 const STATE_FILE = process.env.BENCH_SCALE_STATE ?? join(tmpdir(), `beacon-gateway-scale-${COUNT}.ssz`);
 const PEER_DIR = process.env.BENCH_PEER;
+/** the issue's bound on what all validators as JSON add to the peak RSS: 300 MB (decimal), in MiB */
+const MAX_PEAK_RSS_MIB = 300e6 / 2 ** 20;
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
 const HOST = "127.0.0.1";
 
@@ -196,13 +198,13 @@ async function main(): Promise<void> {
     const ours = await measureAll("beacon-gateway", base, node.proc.pid!);
     const json = ours.get("GET validators (all), JSON")!;
     const byIds = ours.get("GET validators?id= (1,000 ids), median of 5")!;
-    const met = json.firstByteMs < 1000 && json.totalMs < 10_000 && json.peakRssMiB < 300 && byIds.totalMs < 50;
+    const met = json.firstByteMs < 1000 && json.totalMs < 10_000 && json.peakRssMiB < MAX_PEAK_RSS_MIB && byIds.totalMs < 50;
     // two slots within the epoch, then the first slot of the next epoch (its import runs the epoch transition)
     for (const atLeast of [0, 0, (currentEpoch() + 1) * 32]) {
       const moved = await moveHead(base, atLeast);
       console.log(`moving the head to slot ${moved.slot}: proposer duties ${moved.dutiesMs.toFixed(0)} ms, block produced in ${moved.produceMs.toFixed(0)} ms, published and imported (head moved) in ${moved.importMs.toFixed(0)} ms; RSS ${rssMiB(node.proc.pid!)} MiB`);
     }
-    console.log(`targets (all validators as JSON: first byte < 1 s, done < 10 s, peak RSS +300 MiB at most; 1,000 ids < 50 ms): ${met ? "met" : "NOT met"}`);
+    console.log(`targets (all validators as JSON: first byte < 1 s, done < 10 s, peak RSS under +300 MB, ${MAX_PEAK_RSS_MIB.toFixed(0)} MiB; 1,000 ids < 50 ms): ${met ? "met" : "NOT met"}`);
 
     if (PEER_DIR) {
       const peerStarted = performance.now();

@@ -1,10 +1,6 @@
 import type {ValidatorBalance} from "./routes/states.ts";
-import {CHUNK_CHARS} from "./streaming.ts";
-import {AsciiWriter} from "./uintText.ts";
+import {type AsciiWriter, PIECE_CHARS, writtenList} from "./asciiJson.ts";
 
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
 const ITEM_OPEN = Buffer.from('{"index":"', "latin1");
 const ITEM_MIDDLE = Buffer.from('","balance":"', "latin1");
 const ITEM_CLOSE = Buffer.from('"}', "latin1");
@@ -39,20 +35,19 @@ export class BalanceList implements Iterable<ValidatorBalance> {
   }
 
   /** `JSON.stringify` of the list's ssz toJson, in pieces of about `pieceChars` characters. */
-  *jsonPieces(pieceChars = CHUNK_CHARS): Generator<string> {
+  jsonPieces(pieceChars = PIECE_CHARS): Iterable<string> {
     const {balances, indices} = this;
-    const out = new AsciiWriter(pieceChars + 64);
-    out.byte(OPEN_ARRAY);
-    for (let i = 0; i < balances.length; i++) {
-      if (i > 0) out.byte(COMMA);
+    const write = (out: AsciiWriter, i: number): void => {
       out.ascii(ITEM_OPEN);
       out.uint(indices ? indices[i] : i);
       out.ascii(ITEM_MIDDLE);
       out.uint(balances[i]);
       out.ascii(ITEM_CLOSE);
-      if (out.length >= pieceChars) yield out.take();
-    }
-    out.byte(CLOSE_ARRAY);
-    yield out.take();
+    };
+    return writtenList(positions(balances.length), write, pieceChars);
   }
+}
+
+function* positions(count: number): Generator<number> {
+  for (let i = 0; i < count; i++) yield i;
 }

@@ -1,6 +1,7 @@
 import {type CompositeType, ListCompositeType, type Type} from "@chainsafe/ssz";
 import {type SszLike, listData} from "./codecs.ts";
 import {isShared} from "./jsonText.ts";
+import {type AsciiWriter, writtenList} from "./asciiJson.ts";
 import type {DataCodec} from "./routes/types.ts";
 
 /**
@@ -55,11 +56,11 @@ export function envelopeText(fields: Record<string, unknown>, dataText: string):
   return `${envelopeHead(fields)}${dataText}}`;
 }
 
-function* arrayChunks<T>(items: Iterable<T>, toJson: (item: T) => unknown, toText: (item: T) => string = (item) => JSON.stringify(toJson(item))): Generator<string> {
+function* arrayChunks<T>(items: Iterable<T>, toJson: (item: T) => unknown): Generator<string> {
   yield "[";
   let first = true;
   for (const item of items) {
-    yield (first ? "" : ",") + toText(item);
+    yield (first ? "" : ",") + JSON.stringify(toJson(item));
     first = false;
   }
   yield "]";
@@ -122,17 +123,17 @@ export function viewData<D, M>(select: (meta: M) => SszLike<D>, opts: {ssz: bool
 /**
  * Response data that is a JSON list of ssz values the handler gives lazily (validators,
  * balances): written item by item. `sszLimit` (the spec's list limit) enables SSZ answers;
- * `itemText`, exactly `JSON.stringify(item.toJson(v))` made faster, writes the items of the
- * largest lists (a million validator indices in an epoch's committees).
+ * `writeItem`, exactly `JSON.stringify(item.toJson(v))` made faster, writes the items of the
+ * largest lists (a million validators, or validator indices in an epoch's committees).
  */
-export function streamedListData<T, M>(item: SszLike<T>, sszLimit?: number, itemText?: (value: T) => string): DataCodec<T[], M, Iterable<T>> {
+export function streamedListData<T, M>(item: SszLike<T>, sszLimit?: number, writeItem?: (out: AsciiWriter, value: T) => void): DataCodec<T[], M, Iterable<T>> {
   const list = listData<T, M>(item);
   // list items are composite ssz types (containers)
   const sszList = sszLimit === undefined ? undefined : new ListCompositeType(item as unknown as CompositeType<T, unknown, unknown>, sszLimit);
   return {
     toJson: (items) => Array.from(items, (v) => item.toJson(v)),
     // a list the answer cache keeps (an array of shared items) is written once, then served as its bytes
-    toJsonChunks: (items) => (isShared(items) ? undefined : arrayChunks(items, (v) => item.toJson(v), itemText)),
+    toJsonChunks: (items) => (isShared(items) ? undefined : writeItem ? writtenList(items, writeItem) : arrayChunks(items, (v) => item.toJson(v))),
     toJsonBytes: (items, meta) => (isShared(items) ? list.toJsonBytes!(items as T[], meta) : undefined),
     fromJson: list.fromJson,
     itemFromJson: (json) => item.fromJson(json),

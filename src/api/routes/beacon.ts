@@ -1,4 +1,4 @@
-import {uint64Text} from "../uintText.ts";
+import type {AsciiWriter} from "../asciiJson.ts";
 import {BooleanType, ContainerType, type ValueOf} from "@chainsafe/ssz";
 import type {ChainForkConfig} from "@lodestar/config";
 import {type ForkName, MAX_ATTESTATIONS, isForkPostBellatrix} from "@lodestar/params";
@@ -145,21 +145,50 @@ const stateIdArg = {in: "path", name: "state_id", codec: stateId} as const;
 const blockIdArg = {in: "path", name: "block_id", codec: blockId} as const;
 const BLOCK_ATTESTATIONS_V2_PATH = "/eth/v2/beacon/blocks/{block_id}/attestations";
 const rootData = sszData<{root: Uint8Array}, ChainMeta>(() => RootResponseType, {ssz: false});
-/** written validator by validator: the handler gives them lazily */
-/** The 0x hex of bytes by Node's native encoder (ssz's own toHexString is a JS loop: a third of a validator list's time). */
-const hex = (bytes: Uint8Array): string => `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
+const VALIDATOR_OPEN = Buffer.from('{"index":', "latin1");
+const VALIDATOR_BALANCE = Buffer.from(',"balance":', "latin1");
+const VALIDATOR_STATUS = Buffer.from(',"status":"', "latin1");
+const VALIDATOR_PUBKEY = Buffer.from('","validator":{"pubkey":"0x', "latin1");
+const VALIDATOR_CREDENTIALS = Buffer.from('","withdrawal_credentials":"0x', "latin1");
+const VALIDATOR_EFFECTIVE_BALANCE = Buffer.from('","effective_balance":', "latin1");
+const VALIDATOR_SLASHED = Buffer.from(',"slashed":', "latin1");
+const VALIDATOR_ELIGIBILITY = Buffer.from(',"activation_eligibility_epoch":', "latin1");
+const VALIDATOR_ACTIVATION = Buffer.from(',"activation_epoch":', "latin1");
+const VALIDATOR_EXIT = Buffer.from(',"exit_epoch":', "latin1");
+const VALIDATOR_WITHDRAWABLE = Buffer.from(',"withdrawable_epoch":', "latin1");
+const VALIDATOR_CLOSE = Buffer.from("}}", "latin1");
+const TRUE = Buffer.from("true", "latin1");
+const FALSE = Buffer.from("false", "latin1");
 
-/** JSON.stringify(ValidatorResponseType.toJson(v)), written directly (the largest lists the API serves). */
-export function validatorResponseText({index, balance, status, validator: v}: ValidatorResponse): string {
-  return (
-    `{"index":"${index}","balance":"${uint64Text(balance)}","status":${JSON.stringify(status)},"validator":{"pubkey":"${hex(v.pubkey)}",` +
-    `"withdrawal_credentials":"${hex(v.withdrawalCredentials)}","effective_balance":"${uint64Text(v.effectiveBalance)}","slashed":${v.slashed},` +
-    `"activation_eligibility_epoch":"${uint64Text(v.activationEligibilityEpoch)}","activation_epoch":"${uint64Text(v.activationEpoch)}",` +
-    `"exit_epoch":"${uint64Text(v.exitEpoch)}","withdrawable_epoch":"${uint64Text(v.withdrawableEpoch)}"}}`
-  );
+/** Writes JSON.stringify(ValidatorResponseType.toJson(v)) (the largest lists the API serves: every validator of a state). */
+export function writeValidatorResponse(out: AsciiWriter, {index, balance, status, validator: v}: ValidatorResponse): void {
+  out.ascii(VALIDATOR_OPEN);
+  out.quotedUint(index);
+  out.ascii(VALIDATOR_BALANCE);
+  out.quotedUint(balance);
+  out.ascii(VALIDATOR_STATUS);
+  // the status names are lowercase ASCII (VALIDATOR_STATUSES): no escapes
+  out.text(status);
+  out.ascii(VALIDATOR_PUBKEY);
+  out.hex(v.pubkey);
+  out.ascii(VALIDATOR_CREDENTIALS);
+  out.hex(v.withdrawalCredentials);
+  out.ascii(VALIDATOR_EFFECTIVE_BALANCE);
+  out.quotedUint(v.effectiveBalance);
+  out.ascii(VALIDATOR_SLASHED);
+  out.ascii(v.slashed ? TRUE : FALSE);
+  out.ascii(VALIDATOR_ELIGIBILITY);
+  out.quotedUint(v.activationEligibilityEpoch);
+  out.ascii(VALIDATOR_ACTIVATION);
+  out.quotedUint(v.activationEpoch);
+  out.ascii(VALIDATOR_EXIT);
+  out.quotedUint(v.exitEpoch);
+  out.ascii(VALIDATOR_WITHDRAWABLE);
+  out.quotedUint(v.withdrawableEpoch);
+  out.ascii(VALIDATOR_CLOSE);
 }
 
-const validatorsData = streamedListData<ValidatorResponse, ChainMeta>(ValidatorResponseType, undefined, validatorResponseText);
+const validatorsData = streamedListData<ValidatorResponse, ChainMeta>(ValidatorResponseType, undefined, writeValidatorResponse);
 
 export const beaconRoutes = {
   getGenesis: route<NoArgs, Genesis>({

@@ -1,4 +1,4 @@
-import {quotedUintList} from "../uintText.ts";
+import type {AsciiWriter} from "../asciiJson.ts";
 import {BalanceList} from "../balanceList.ts";
 import {ContainerType, type ValueOf} from "@chainsafe/ssz";
 import {VALIDATOR_REGISTRY_LIMIT} from "@lodestar/params";
@@ -45,9 +45,20 @@ export type ValidatorIdentity = ValueOf<typeof ValidatorIdentityType>;
 export const CommitteeType = new ContainerType({index: ssz.CommitteeIndex, slot: ssz.Slot, validators: ArrayOf(ssz.ValidatorIndex)}, {jsonCase: "eth2"});
 export type Committee = ValueOf<typeof CommitteeType>;
 
-/** JSON.stringify(CommitteeType.toJson(c)), without the arrays of strings in between. */
-export function committeeJsonText(c: Committee): string {
-  return `{"index":"${c.index}","slot":"${c.slot}","validators":[${quotedUintList(c.validators)}]}`;
+const COMMITTEE_OPEN = Buffer.from('{"index":', "latin1");
+const COMMITTEE_SLOT = Buffer.from(',"slot":', "latin1");
+const COMMITTEE_VALIDATORS = Buffer.from(',"validators":[', "latin1");
+const COMMITTEE_CLOSE = Buffer.from("]}", "latin1");
+
+/** Writes JSON.stringify(CommitteeType.toJson(c)), without the arrays of strings in between. */
+export function writeCommittee(out: AsciiWriter, c: Committee): void {
+  out.ascii(COMMITTEE_OPEN);
+  out.quotedUint(c.index);
+  out.ascii(COMMITTEE_SLOT);
+  out.quotedUint(c.slot);
+  out.ascii(COMMITTEE_VALIDATORS);
+  out.quotedUints(c.validators);
+  out.ascii(COMMITTEE_CLOSE);
 }
 
 /** A sync committee by validator index, and its subnet slices (`SyncCommitteeByValidatorIndices`). */
@@ -128,7 +139,7 @@ export const stateRoutes = {
       index: {in: "query", name: "index", codec: optional(uintId)},
       slot: {in: "query", name: "slot", codec: optional(uintId)},
     },
-    response: {kind: "data", data: streamedListData(CommitteeType, undefined, committeeJsonText), meta: chainMeta},
+    response: {kind: "data", data: streamedListData(CommitteeType, undefined, writeCommittee), meta: chainMeta},
   }),
   getEpochSyncCommittees: route<{stateId: StateId; epoch?: number}, SyncCommitteeByIndices, ChainMeta>({
     method: "GET",

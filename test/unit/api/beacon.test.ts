@@ -1,4 +1,5 @@
-import {VALIDATOR_STATUSES, type ValidatorResponse, ValidatorResponseType, validatorResponseText} from "../../../src/api/routes/beacon.ts";
+import {VALIDATOR_STATUSES, type ValidatorResponse, ValidatorResponseType, writeValidatorResponse} from "../../../src/api/routes/beacon.ts";
+import {writtenList} from "../../../src/api/asciiJson.ts";
 import {prng} from "../../../bench/seededRandom.ts";
 import {describe, it, expect, beforeAll, beforeEach} from "@jest/globals";
 import {ssz} from "@lodestar/types";
@@ -252,6 +253,7 @@ describe("a validator's JSON text", () => {
     const random = prng(11);
     const epoch = () => (random() < 0.3 ? Infinity : Math.floor(random() * 2 ** 40));
     const bytes = (n: number) => Uint8Array.from({length: n}, () => Math.floor(random() * 256));
+    const list: ValidatorResponse[] = [];
     for (let i = 0; i < 500; i++) {
       const v: ValidatorResponse = {
         index: Math.floor(random() * 2 ** 40),
@@ -268,7 +270,12 @@ describe("a validator's JSON text", () => {
           withdrawableEpoch: epoch(),
         },
       };
-      expect(validatorResponseText(v)).toBe(JSON.stringify(ValidatorResponseType.toJson(v)));
+      list.push(v);
+      expect([...writtenList([v], writeValidatorResponse)].join("")).toBe(JSON.stringify([ValidatorResponseType.toJson(v)]));
+    }
+    // the whole list, cut into pieces of any size
+    for (const pieceChars of [1, 7, 500, 100_000]) {
+      expect([...writtenList(list, writeValidatorResponse, pieceChars)].join("")).toBe(JSON.stringify(list.map((v) => ValidatorResponseType.toJson(v))));
     }
   });
 });

@@ -5,7 +5,7 @@ import {createServer} from "node:http";
 import {connect} from "node:net";
 import type {AddressInfo} from "node:net";
 import {createApiClient, httpTransport, type ApiClient} from "../../../src/api/client.ts";
-import {ValidatorResponseType, validatorResponseText} from "../../../src/api/routes/beacon.ts";
+import {ValidatorResponseType, writeValidatorResponse} from "../../../src/api/routes/beacon.ts";
 import {markShared} from "../../../src/api/jsonText.ts";
 import {createApiHandlers, inProcessTransport, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
 import {bufferLimits, writeChunks} from "../../../src/api/server/writeChunks.ts";
@@ -80,7 +80,7 @@ describe("JSON in pieces is the same JSON", () => {
   });
 
   it("a kept list (shared, of shared items) is served as its bytes, the same text, made once", () => {
-    const codec = streamedListData(ValidatorResponseType, undefined, validatorResponseText);
+    const codec = streamedListData(ValidatorResponseType, undefined, writeValidatorResponse);
     const values = markShared([0, 1, 2].map((index) => markShared({index, balance: 5, status: "active_ongoing", validator: busy.validators.getReadonly(index).toValue()})));
     expect(codec.toJsonChunks!(values, {})).toBeUndefined();
     const bytes = codec.toJsonBytes!(values, {})!;
