@@ -130,17 +130,30 @@ export class AsciiWriter {
   }
 }
 
+/**
+ * One writer for every list being written: a list's generator writes only between its yields,
+ * and empties the writer (takes the piece) before each yield, so lists written in turns never
+ * mix. A writer per list would allocate a 16 KB buffer outside the V8 heap at every request.
+ */
+const pieceWriter = new AsciiWriter(PIECE_CHARS + 1024);
+
 /** The JSON list `[item,item,…]` of `items`, each written by `write`, in pieces of about `pieceChars` characters. */
 export function* writtenList<T>(items: Iterable<T>, write: (out: AsciiWriter, item: T) => void, pieceChars = PIECE_CHARS): Generator<string> {
-  const out = new AsciiWriter(pieceChars + 1024);
-  out.byte(OPEN_ARRAY);
-  let first = true;
-  for (const item of items) {
-    if (!first) out.byte(COMMA);
-    first = false;
-    write(out, item);
-    if (out.length >= pieceChars) yield out.take();
+  const out = pieceWriter;
+  try {
+    out.byte(OPEN_ARRAY);
+    let first = true;
+    for (const item of items) {
+      if (!first) out.byte(COMMA);
+      first = false;
+      write(out, item);
+      if (out.length >= pieceChars) yield out.take();
+    }
+    out.byte(CLOSE_ARRAY);
+    yield out.take();
+  } catch (err) {
+    // an item or the list that failed leaves no text behind for the next list
+    out.take();
+    throw err;
   }
-  out.byte(CLOSE_ARRAY);
-  yield out.take();
 }

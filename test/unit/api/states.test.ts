@@ -120,6 +120,28 @@ describe("committees", () => {
     );
   }
 
+  it("lists written in turns, or one that fails half-way, leave nothing in each other's text", () => {
+    const one = new BalanceList([1, 2, 3]).jsonPieces(8)[Symbol.iterator]();
+    const two = new BalanceList([7, 8]).jsonPieces(8)[Symbol.iterator]();
+    const pieces: string[][] = [[], []];
+    for (let done = 0; done < 2; ) {
+      done = 0;
+      for (const [i, it] of [one, two].entries()) {
+        const next = it.next();
+        if (next.done) done++;
+        else pieces[i].push(next.value);
+      }
+    }
+    expect(pieces[0].join("")).toBe(JSON.stringify([1, 2, 3].map((balance, index) => ValidatorBalanceType.toJson({index, balance}))));
+    expect(pieces[1].join("")).toBe(JSON.stringify([7, 8].map((balance, index) => ValidatorBalanceType.toJson({index, balance}))));
+    const failing = writtenList([1, 2, 3], (out, n) => {
+      if (n === 3) throw new Error("item 3");
+      out.quotedUint(n);
+    });
+    expect(() => [...failing]).toThrow("item 3");
+    expect([...new BalanceList([5]).jsonPieces()].join("")).toBe('[{"index":"0","balance":"5"}]');
+  });
+
   it("a balance list's JSON text is exactly what ssz toJson and JSON.stringify give, however it is cut into pieces", () => {
     const random = prng(9);
     const uint = (): number => (random() < 0.1 ? [0, 9, 10, 2 ** 31, 2 ** 53 - 1, Infinity][Math.floor(random() * 6)] : Math.floor(random() * 10 ** Math.floor(random() * 16)));
