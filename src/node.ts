@@ -68,7 +68,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   await httpEngine?.start();
   const engine = httpEngine ?? new MockExecutionEngine({blobsPerBlock: opts.devBlobsPerBlock});
   let clock: Clock | null = null;
-  // signatures are checked on worker threads: the event loop keeps serving while a slot's are checked
+  // signatures are checked on worker threads (--bls-threads), or on the event loop a batch per turn
   const bls = new BlsWorkerPool(opts.blsThreads);
   const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
   const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined;

@@ -112,10 +112,9 @@ export class AttesterService {
         const result = await api.getAggregatedAttestation(dataRoot, slot, committeeIndex);
         checkAggregate(result.attestation, dataRoot, committeeIndex);
         fork = result.fork;
-        for (const duty of aggregators.filter((d) => d.committeeIndex === committeeIndex)) {
-          const message = {aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof} as AggregateAndProof;
-          signed.push(await signer.signAggregateAndProof(duty.pubkey, message));
-        }
+        const ours = aggregators.filter((d) => d.committeeIndex === committeeIndex);
+        const messages = ours.map((duty) => ({aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof}) as AggregateAndProof);
+        signed.push(...(await Promise.all(ours.map((duty, i) => signer.signAggregateAndProof(duty.pubkey, messages[i])))));
       },
       (committeeIndex, err) => log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
     );

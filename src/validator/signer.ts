@@ -23,9 +23,10 @@ import type {SlashingProtection} from "./slashingProtection.ts";
  * The one place where validator messages are signed. Every domain uses the fork version of
  * the message's own epoch (`config.getDomain` at the epoch's first slot, with the genesis
  * validators root baked into the BeaconConfig). Blocks and attestations go through slashing
- * protection first: their signature is computed only once the record is on disk. Each
- * secret-key signature takes a turn of the event loop of its own (`LoopTurns`), so that a
- * slot's signing never holds the node's REST API and gossip for long.
+ * protection first: their signature is computed only once the record is on disk. Secret-key
+ * signatures run a few milliseconds' worth per turn of the event loop (`LoopTurns`), so that a
+ * slot's signing never holds the node's REST API and gossip for long: ask for a slot's
+ * signatures together, not one after another, or each waits a turn of its own.
  */
 export class ValidatorSigner {
   readonly config: BeaconConfig;

@@ -65,14 +65,12 @@ export class SyncCommitteeService {
     this.signedRoots.delete(slot);
     if (!beaconBlockRoot) return;
 
-    const selected: {duty: SyncDuty; subcommitteeIndex: number; selectionProof: Uint8Array}[] = [];
-    for (const duty of this.dutiesAt(slot)) {
-      const subcommittees = new Set(duty.validatorSyncCommitteeIndices.map((i) => Math.floor(i / SUBCOMMITTEE_SIZE)));
-      for (const subcommitteeIndex of subcommittees) {
-        const selectionProof = await signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex);
-        if (isSyncCommitteeAggregator(selectionProof)) selected.push({duty, subcommitteeIndex, selectionProof});
-      }
-    }
+    const seats = this.dutiesAt(slot).flatMap((duty) =>
+      [...new Set(duty.validatorSyncCommitteeIndices.map((i) => Math.floor(i / SUBCOMMITTEE_SIZE)))].map((subcommitteeIndex) => ({duty, subcommitteeIndex}))
+    );
+    // asked for all at once, the proofs are signed a few milliseconds' worth per turn, not one per turn
+    const proofs = await Promise.all(seats.map(({duty, subcommitteeIndex}) => signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex)));
+    const selected = seats.map((seat, i) => ({...seat, selectionProof: proofs[i]})).filter(({selectionProof}) => isSyncCommitteeAggregator(selectionProof));
     if (selected.length === 0) return;
 
     const contributions = new Map<number, Promise<altair.SyncCommitteeContribution>>();

@@ -9,27 +9,33 @@ function busy(ms: number): void {
   while (performance.now() < end);
 }
 
+/** A count of the event loop's turns, read by `now()` until `stop()`. */
+function turnCounter(): {now: () => number; stop: () => void} {
+  let turn = 0;
+  let ticking = true;
+  const tick = (): void => {
+    turn++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return {now: () => turn, stop: () => void (ticking = false)};
+}
+
 describe("LoopTurns", () => {
   it("runs steps in the order asked, on later turns of the event loop; a step that throws rejects only its own promise", async () => {
     // a budget of 0: one step per turn
     const turns = new LoopTurns(0);
-    let turn = 0;
-    let ticking = true;
-    const tick = (): void => {
-      turn++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turn = turnCounter();
     const ranAt: number[] = [];
     const steps = [0, 1, 2, 3].map((i) =>
       turns.run(() => {
-        ranAt.push(turn);
+        ranAt.push(turn.now());
         if (i === 2) throw new Error("step 2 failed");
         return i * 10;
       })
     );
     const settled = await Promise.allSettled(steps);
-    ticking = false;
+    turn.stop();
     expect(settled.map((s) => (s.status === "fulfilled" ? s.value : (s.reason as Error).message))).toEqual([0, 10, "step 2 failed", 30]);
     expect(new Set(ranAt).size).toBe(4);
     expect(ranAt).toEqual([...ranAt].sort((a, b) => a - b));
@@ -37,15 +43,9 @@ describe("LoopTurns", () => {
 
   it("runs the steps queued together in one turn while its budget lasts", async () => {
     const turns = new LoopTurns(1000);
-    let turn = 0;
-    let ticking = true;
-    const tick = (): void => {
-      turn++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const ranAt = await Promise.all([0, 1, 2, 3].map(() => turns.run(() => turn)));
-    ticking = false;
+    const turn = turnCounter();
+    const ranAt = await Promise.all([0, 1, 2, 3].map(() => turns.run(() => turn.now())));
+    turn.stop();
     expect(new Set(ranAt).size).toBe(1);
   });
 
