@@ -1,7 +1,7 @@
 import jayson from "jayson/promise/index.js";
 import {ApiClientError, bodyText, isRouteMissing, readResponse, type Transport} from "../src/api/client.ts";
 import type {Route} from "../src/api/routes/types.ts";
-import {isChunked, type WireRequest, type WireResponse} from "../src/api/wire.ts";
+import {isChunked, pieceTexts, type JsonPiece, type WireRequest, type WireResponse} from "../src/api/wire.ts";
 import {truncateEcho} from "../src/api/server/limits.ts";
 import {parseJsonInSlices} from "../src/api/server/slicedJson.ts";
 import {getLogger} from "../src/log.ts";
@@ -99,7 +99,7 @@ async function boundedAnswerText(method: LegacyMethod, res: WireResponse, maxCha
   }
   let text = "";
   // breaking out of the loop cancels a stream: the rest is not read
-  for await (const piece of res.textStream ?? (res.body as Iterable<string>)) {
+  for await (const piece of res.textStream ?? pieceTexts(res.body as Iterable<JsonPiece>)) {
     text += piece;
     if (text.length > maxChars) refuse();
   }

@@ -1,5 +1,5 @@
 import type {Route} from "../src/api/routes/types.ts";
-import {isChunked, type WireResponse} from "../src/api/wire.ts";
+import {isChunked, pieceTexts, type WireResponse} from "../src/api/wire.ts";
 import {CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, isSpace} from "../src/api/server/slicedJson.ts";
 import {workSlicer} from "../src/api/workSlices.ts";
 import {toLegacyNumbers, type Encoding} from "./adapters.ts";
@@ -158,7 +158,7 @@ export async function* dataListItems(pieces: Iterable<string> | AsyncIterable<st
  */
 export function streamedResultOf(method: LegacyMethod, res: WireResponse, encoding: Encoding): StreamedResult | undefined {
   const response = method.route.response as Route["response"];
-  const answer = res.textStream ?? (isChunked(res.body) ? res.body : undefined);
+  const answer = res.textStream ?? (isChunked(res.body) ? pieceTexts(res.body) : undefined);
   if (answer === undefined || res.status < 200 || res.status >= 300) return undefined;
   if (response.kind !== "data" || response.unwrapped || method.result || !response.data.itemFromJson) return undefined;
   const itemFromJson = response.data.itemFromJson;

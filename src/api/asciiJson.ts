@@ -1,6 +1,7 @@
 /**
  * JSON text of the API's largest lists (every validator, balance or committee member of a state)
- * written byte by byte into one reused buffer and handed on as Latin-1 strings of about 16 KB:
+ * written byte by byte into one reused buffer and handed on as pieces of about 16 KB, bytes the
+ * server writes to the socket as they are:
  * the Beacon API's quoted decimal uint64s digit by digit, and 0x hex by a table. Converting each
  * number and root to a string of its own, and joining those, made most of a million-validator
  * list's time and nearly all of its garbage. ASCII text only.
@@ -30,7 +31,7 @@ export const PIECE_CHARS = 16 * 1024;
 /** A uint64 as ssz's JSON writes it: FAR_FUTURE_EPOCH, held as Infinity, is 2^64 - 1. */
 export const uint64Text = (n: number): string => (n === Infinity ? MAX_UINT64_TEXT : String(n));
 
-/** ASCII text written byte by byte; `take` hands on what was written as a string and starts again. */
+/** ASCII text written byte by byte; `take` hands on what was written, as bytes of its own, and starts again. */
 export class AsciiWriter {
   private bytes: Buffer;
   private at = 0;
@@ -122,9 +123,10 @@ export class AsciiWriter {
     }
   }
 
-  /** The text written since the last take. */
-  take(): string {
-    const text = this.bytes.toString("latin1", 0, this.at);
+  /** The text written since the last take: a copy, as the writer goes on in the same buffer. */
+  take(): Buffer {
+    const text = Buffer.allocUnsafe(this.at);
+    this.bytes.copy(text, 0, 0, this.at);
     this.at = 0;
     return text;
   }
@@ -138,7 +140,7 @@ export class AsciiWriter {
 const pieceWriter = new AsciiWriter(PIECE_CHARS + 1024);
 
 /** The JSON list `[item,item,…]` of `items`, each written by `write`, in pieces of about `pieceChars` characters. */
-export function* writtenList<T>(items: Iterable<T>, write: (out: AsciiWriter, item: T) => void, pieceChars = PIECE_CHARS): Generator<string> {
+export function* writtenList<T>(items: Iterable<T>, write: (out: AsciiWriter, item: T) => void, pieceChars = PIECE_CHARS): Generator<Uint8Array> {
   const out = pieceWriter;
   try {
     out.byte(OPEN_ARRAY);

@@ -35,7 +35,7 @@ export class BalanceList implements Iterable<ValidatorBalance> {
   }
 
   /** `JSON.stringify` of the list's ssz toJson, in pieces of about `pieceChars` characters. */
-  jsonPieces(pieceChars = PIECE_CHARS): Iterable<string> {
+  jsonPieces(pieceChars = PIECE_CHARS): Iterable<Uint8Array> {
     const {balances, indices} = this;
     const write = (out: AsciiWriter, i: number): void => {
       out.ascii(ITEM_OPEN);

@@ -2,7 +2,7 @@ import type {IndexedFailure} from "./errors.ts";
 import {routes, type OperationId, type RouteTable} from "./routes/index.ts";
 import type {ArgsOf, BodyDef, MetaField, ParamDef, ResultOf, Route, WireFormat} from "./routes/types.ts";
 import {EVENT_STREAM_MEDIA_TYPE, readSseEvents} from "./sse.ts";
-import {MEDIA_TYPE, isChunked, type WireRequest, type WireResponse} from "./wire.ts";
+import {MEDIA_TYPE, isChunked, pieceTexts, type WireRequest, type WireResponse} from "./wire.ts";
 
 /**
  * The API client, derived from the route table: it writes a request with the route's codecs,
@@ -77,7 +77,7 @@ export function writeRequest(route: Route, args: Record<string, unknown>, format
 
 /** A response body as one string (JSON text in pieces joined). */
 export function bodyText(body: WireResponse["body"]): string {
-  if (isChunked(body)) return Array.from(body).join("");
+  if (isChunked(body)) return Array.from(pieceTexts(body)).join("");
   return body === undefined ? "" : typeof body === "string" ? body : new TextDecoder().decode(body);
 }
 

@@ -3,6 +3,7 @@ import {type SszLike, listData} from "./codecs.ts";
 import {isShared} from "./jsonText.ts";
 import {type AsciiWriter, writtenList} from "./asciiJson.ts";
 import type {DataCodec} from "./routes/types.ts";
+import type {JsonPiece} from "./wire.ts";
 
 /**
  * Large answers without one large string: JSON text produced in pieces (a list item, one
@@ -25,10 +26,19 @@ export function lazyList<T>(items: () => Iterator<T>): Iterable<T> {
   return {[Symbol.iterator]: items};
 }
 
-/** Small pieces grouped into chunks of at least `size` characters (the last one may be shorter). */
-export function* coalesce(pieces: Iterable<string>, size = CHUNK_CHARS): Generator<string> {
+/**
+ * Small pieces grouped into chunks of at least `size` characters (the last one may be shorter).
+ * Pieces given as bytes are written pieces already (asciiJson.ts): they go on as they are.
+ */
+export function* coalesce(pieces: Iterable<JsonPiece>, size = CHUNK_CHARS): Generator<JsonPiece> {
   let buffer = "";
   for (const piece of pieces) {
+    if (typeof piece !== "string") {
+      if (buffer !== "") yield buffer;
+      buffer = "";
+      yield piece;
+      continue;
+    }
     buffer += piece;
     if (buffer.length >= size) {
       yield buffer;
@@ -45,7 +55,7 @@ export function envelopeHead(fields: Record<string, unknown>): string {
 }
 
 /** The pieces of `{...fields, "data": <data>}`: the text JSON.stringify gives for that object. */
-export function* envelopeChunks(fields: Record<string, unknown>, data: Iterable<string>): Generator<string> {
+export function* envelopeChunks(fields: Record<string, unknown>, data: Iterable<JsonPiece>): Generator<JsonPiece> {
   yield envelopeHead(fields);
   yield* data;
   yield "}";

@@ -23,7 +23,7 @@ export interface WireResponse {
   status: number;
   headers: Record<string, string>;
   /** JSON text, or SSZ bytes, or (large answers) JSON text in pieces to write as they come; absent for empty responses */
-  body?: string | Uint8Array | Iterable<string>;
+  body?: string | Uint8Array | Iterable<JsonPiece>;
   /** instead of a body, an `events` route's server-sent events as text, open until either side cancels it */
   eventStream?: ReadableStream<string>;
   /**
@@ -33,7 +33,18 @@ export interface WireResponse {
   textStream?: ReadableStream<string>;
 }
 
+/**
+ * A piece of JSON text: a string, or ASCII text as its bytes (what the list writers of
+ * asciiJson.ts give, which the server writes to the socket as they are, never as a string).
+ */
+export type JsonPiece = string | Uint8Array;
+
 /** Whether a body is JSON text in pieces (not one string or one buffer). */
-export function isChunked(body: WireResponse["body"]): body is Iterable<string> {
+export function isChunked(body: WireResponse["body"]): body is Iterable<JsonPiece> {
   return body !== undefined && typeof body !== "string" && !(body instanceof Uint8Array);
+}
+
+/** The pieces of JSON text as strings, for readers of the text (the in-process client, compat). */
+export function* pieceTexts(pieces: Iterable<JsonPiece>): Generator<string> {
+  for (const piece of pieces) yield typeof piece === "string" ? piece : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString("latin1");
 }

@@ -1,4 +1,5 @@
 import type {ChainForkConfig} from "@lodestar/config";
+import type {JsonPiece} from "../wire.ts";
 
 /**
  * The shape of one route-table entry. An entry is data: where the route lives (method, path),
@@ -69,7 +70,7 @@ export interface DataCodec<D, M, S = D> {
   /** The same text as UTF-8 bytes, in pieces, from the kept bytes of shared items (undefined when they are not shared) */
   toJsonBytes?(data: S, meta: M): Uint8Array[] | undefined;
   /** Large answers: the JSON text of `toJson(data)`, in pieces the server writes as they come (joined, exactly the same text); undefined for a kept answer, served by toJsonBytes. */
-  toJsonChunks?(data: S, meta: M): Iterable<string> | undefined;
+  toJsonChunks?(data: S, meta: M): Iterable<JsonPiece> | undefined;
   /** A list's codec: one item from its JSON, for readers that take a large list item by item (the JSON-RPC layer) */
   itemFromJson?(json: unknown): unknown;
   /** present when the spec allows `application/octet-stream` responses */

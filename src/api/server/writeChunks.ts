@@ -1,5 +1,6 @@
 import type {ServerResponse} from "node:http";
 import {getLogger} from "../../log.ts";
+import type {JsonPiece} from "../wire.ts";
 
 const log = getLogger("api");
 
@@ -33,22 +34,32 @@ export function drainOrClose(res: ServerResponse): Promise<void> {
  * the first MiB no more than about one piece is held in memory. Stops when the client goes away. An error while gathering is
  * a 500; once chunks are out it can only cut the answer short.
  */
-export async function writeChunks(res: ServerResponse, chunks: Iterable<string>): Promise<void> {
+export async function writeChunks(res: ServerResponse, chunks: Iterable<JsonPiece>): Promise<void> {
   const limit = bufferLimits.maxBufferedBytes;
   try {
     const pieces = chunks[Symbol.iterator]();
-    const gathered: string[] = [];
+    const gathered: JsonPiece[] = [];
     let bytes = 0;
     for (;;) {
       const next = pieces.next();
       if (next.done) {
-        const body = gathered.join("");
-        res.setHeader("Content-Length", Buffer.byteLength(body));
+        // one buffer: a string body would be joined, then prefixed with the head and flattened
+        // again by node:http, each a copy of the whole answer in the V8 heap
+        const body = Buffer.allocUnsafe(bytes);
+        let at = 0;
+        for (const piece of gathered) {
+          if (typeof piece === "string") at += body.write(piece, at);
+          else {
+            body.set(piece, at);
+            at += piece.byteLength;
+          }
+        }
+        res.setHeader("Content-Length", bytes);
         res.end(body);
         return;
       }
       gathered.push(next.value);
-      bytes += Buffer.byteLength(next.value);
+      bytes += typeof next.value === "string" ? Buffer.byteLength(next.value) : next.value.byteLength;
       if (bytes > limit) break;
     }
     for (const chunk of gathered) {

@@ -123,7 +123,7 @@ describe("committees", () => {
   it("lists written in turns, or one that fails half-way, leave nothing in each other's text", () => {
     const one = new BalanceList([1, 2, 3]).jsonPieces(8)[Symbol.iterator]();
     const two = new BalanceList([7, 8]).jsonPieces(8)[Symbol.iterator]();
-    const pieces: string[][] = [[], []];
+    const pieces: Uint8Array[][] = [[], []];
     for (let done = 0; done < 2; ) {
       done = 0;
       for (const [i, it] of [one, two].entries()) {
@@ -132,8 +132,8 @@ describe("committees", () => {
         else pieces[i].push(next.value);
       }
     }
-    expect(pieces[0].join("")).toBe(JSON.stringify([1, 2, 3].map((balance, index) => ValidatorBalanceType.toJson({index, balance}))));
-    expect(pieces[1].join("")).toBe(JSON.stringify([7, 8].map((balance, index) => ValidatorBalanceType.toJson({index, balance}))));
+    expect(Buffer.concat(pieces[0]).toString()).toBe(JSON.stringify([1, 2, 3].map((balance, index) => ValidatorBalanceType.toJson({index, balance}))));
+    expect(Buffer.concat(pieces[1]).toString()).toBe(JSON.stringify([7, 8].map((balance, index) => ValidatorBalanceType.toJson({index, balance}))));
     const failing = writtenList([1, 2, 3], (out, n) => {
       if (n === 3) throw new Error("item 3");
       out.quotedUint(n);

@@ -10,6 +10,7 @@ import {markShared} from "../../../src/api/jsonText.ts";
 import {createApiHandlers, inProcessTransport, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
 import {bufferLimits, writeChunks} from "../../../src/api/server/writeChunks.ts";
 import {CHUNK_CHARS, coalesce, envelopeChunks, streamedListData, viewJsonChunks} from "../../../src/api/streaming.ts";
+import {pieceTexts, type JsonPiece} from "../../../src/api/wire.ts";
 import {createTestContext, type TestContext} from "./testContext.ts";
 
 let t: TestContext;
@@ -177,7 +178,7 @@ describe("streamed answers over HTTP", () => {
     ] as const) {
       const wire = await handlers[operationId]({params, query: {}, headers: {}});
       const {chunks} = await rawGet(server.port, path);
-      expect([...(wire.body as Iterable<string>)].join("")).toBe(chunks.join(""));
+      expect([...pieceTexts(wire.body as Iterable<JsonPiece>)].join("")).toBe(chunks.join(""));
     }
   });
 
@@ -192,7 +193,7 @@ describe("streamed answers over HTTP", () => {
 
 describe("writeChunks", () => {
   /** A server answering every request with writeChunks of `pieces()`. */
-  async function serve(pieces: () => Iterable<string>, run: (port: number) => Promise<void>): Promise<void> {
+  async function serve(pieces: () => Iterable<JsonPiece>, run: (port: number) => Promise<void>): Promise<void> {
     const srv = createServer((_req, res) => {
       res.setHeader("Content-Type", "application/json");
       void writeChunks(res, pieces());
@@ -208,6 +209,16 @@ describe("writeChunks", () => {
     yield '{"data":[' + "1,".repeat(CHUNK_CHARS);
     throw new Error("state read failed");
   };
+
+  it("pieces given as text and as bytes are sent as one body of their bytes, with its Content-Length", async () => {
+    const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+    await serve(() => ['{"graffiti":"é✓",', text('"data":[1,'), "2", text("]"), "}"], async (port) => {
+      const res = await fetch(`http://127.0.0.1:${port}/`);
+      const body = Buffer.from(await res.arrayBuffer());
+      expect(res.headers.get("content-length")).toBe(String(body.length));
+      expect(body.toString()).toBe(JSON.stringify({graffiti: "é✓", data: [1, 2]}));
+    });
+  });
 
   it("a piece that fails while the answer is still being gathered gives a 500 in the spec's error shape", async () => {
     await serve(failing, async (port) => {
