@@ -48,7 +48,8 @@ export class AnswerCache {
   }
 
   private async lookup<T>(entries: Map<string, unknown>, maxEntries: number, key: string, compute: () => T | Promise<T>): Promise<T> {
-    if (entries.has(key)) return entries.get(key) as T;
+    const kept = entries.get(key);
+    if (kept !== undefined || entries.has(key)) return kept as T;
     // kept only when it succeeds: an error is computed again next time
     const value = await compute();
     // a flood of distinct keys (slots, validator lists) cannot grow it without bound

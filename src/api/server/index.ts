@@ -66,11 +66,21 @@ export function inProcessTransport(ctx: ApiContext): (route: Route, req: WireReq
 }
 
 function send(res: ServerResponse, wire: WireResponse): Promise<void> | void {
-  res.statusCode = wire.status;
-  for (const name in wire.headers) res.setHeader(name, wire.headers[name]);
-  if (wire.eventStream) return writeEventStream(res, wire.eventStream);
-  if (isChunked(wire.body)) return writeChunks(res, wire.body);
-  res.end(wire.body);
+  const body = wire.body;
+  if (wire.eventStream || body === undefined || isChunked(body)) {
+    res.statusCode = wire.status;
+    for (const name in wire.headers) res.setHeader(name, wire.headers[name]);
+    if (wire.eventStream) return writeEventStream(res, wire.eventStream);
+    if (isChunked(body)) return writeChunks(res, body);
+    res.end();
+    return;
+  }
+  // a whole body: its head given at once, with its length, which node:http writes as it is given
+  // (setHeader, header by header, keeps each in a table first)
+  const head: string[] = [];
+  for (const name in wire.headers) head.push(name, wire.headers[name]);
+  head.push("Content-Length", String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength));
+  res.writeHead(wire.status, head).end(body);
 }
 
 function notFound(method: string, path: string): WireResponse {

@@ -18,7 +18,8 @@ export async function parseKept(def: BodyDef<unknown, unknown>, bytes: Uint8Arra
   let kept = keptByCodec.get(def);
   if (!kept) keptByCodec.set(def, (kept = new Map()));
   const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
-  if (kept.has(key)) return kept.get(key);
+  const known = kept.get(key);
+  if (known !== undefined) return known;
   // kept only once parsed: a body refused is parsed (and refused) again each time
   const value = Object.freeze(await parse());
   if (kept.size >= MAX_KEPT_BODIES) kept.clear();
