@@ -1,12 +1,12 @@
 import {type CachedBeaconStateAllForks, computeEpochAtSlot, computeStartSlotAtEpoch} from "@lodestar/state-transition";
 import type {Attestation, SignedAggregateAndProof, electra, phase0} from "@lodestar/types";
-import {toRootHex} from "@lodestar/utils";
+import {toHex, toRootHex} from "@lodestar/utils";
 import {getLogger} from "../log.ts";
 import {type CommitteeAggregate, aggregateKey, countBits, isSuperset, mergeDisjoint, toNetworkAttestation} from "./aggregate.ts";
 import {packAttestations} from "./attestationPacking.ts";
 import {type SeenChecks, validateAggregateAndProof, validateSingleAttestation} from "./attestationValidation.ts";
 import type {PoolDeps, PoolEmitter} from "./types.ts";
-import {deleteBelow, getOrCreate, markSeen} from "./util.ts";
+import {SubmissionsInFlight, deleteBelow, getOrCreate, markSeen} from "./util.ts";
 
 const logger = getLogger("pools");
 
@@ -30,6 +30,7 @@ export class AttestationPool {
   /** target epoch → aggregators whose aggregate was accepted */
   private readonly seenAggregators = new Map<number, Set<number>>();
   private readonly seen: SeenChecks;
+  private readonly inFlight = new SubmissionsInFlight();
 
   constructor(deps: PoolDeps, emitter: PoolEmitter) {
     this.deps = deps;
@@ -63,7 +64,12 @@ export class AttestationPool {
   }
 
   /** Validates an aggregate-and-proof and keeps its aggregate for block packing. */
-  async submitAggregateAndProof(signed: SignedAggregateAndProof): Promise<void> {
+  submitAggregateAndProof(signed: SignedAggregateAndProof): Promise<void> {
+    // an aggregate is named by its signature (over its data, by its participants)
+    return this.inFlight.after(toHex(signed.message.aggregate.signature), () => this.addAggregateAndProof(signed));
+  }
+
+  private async addAggregateAndProof(signed: SignedAggregateAndProof): Promise<void> {
     const validated = await validateAggregateAndProof(this.deps, signed, this.seen);
     const aggregatorIndex = signed.message.aggregatorIndex;
     if (!validated || !markSeen(this.seenAggregators, validated.targetEpoch, aggregatorIndex)) {

@@ -19,12 +19,12 @@ import {
   isSyncCommitteeAggregator,
 } from "@lodestar/state-transition";
 import {ssz, type altair} from "@lodestar/types";
-import {toRootHex} from "@lodestar/utils";
+import {toHex, toRootHex} from "@lodestar/utils";
 import {getLogger} from "../log.ts";
 import {countBits, isDisjoint, isSuperset} from "./aggregate.ts";
 import {G2_POINT_AT_INFINITY, aggregateSignatureBytes, assertValidSignatures} from "./signatures.ts";
 import {PoolError, type PoolDeps, type PoolEmitter} from "./types.ts";
-import {deleteBelow, getOrCreate, markSeen} from "./util.ts";
+import {SubmissionsInFlight, deleteBelow, getOrCreate, markSeen} from "./util.ts";
 
 const logger = getLogger("pools");
 
@@ -55,6 +55,7 @@ export class SyncCommitteePools {
   private readonly seenMessages = new Map<number, Set<number>>();
   /** slot → `${aggregatorIndex}:${subcommitteeIndex}` of accepted contributions */
   private readonly seenAggregators = new Map<number, Set<string>>();
+  private readonly inFlight = new SubmissionsInFlight();
 
   constructor(deps: PoolDeps, emitter: PoolEmitter) {
     this.deps = deps;
@@ -97,7 +98,12 @@ export class SyncCommitteePools {
    * Validates a SignedContributionAndProof (gossip rules of sync_committee_contribution_and_proof;
    * its three signatures in one batch) and keeps the contribution for block production.
    */
-  async submitContributionAndProof(signed: altair.SignedContributionAndProof): Promise<void> {
+  submitContributionAndProof(signed: altair.SignedContributionAndProof): Promise<void> {
+    // a contribution is named by its signature (over its block root, by its participants)
+    return this.inFlight.after(toHex(signed.message.contribution.signature), () => this.addContributionAndProof(signed));
+  }
+
+  private async addContributionAndProof(signed: altair.SignedContributionAndProof): Promise<void> {
     const {config} = this.deps;
     const {aggregatorIndex, contribution, selectionProof} = signed.message;
     const {slot, subcommitteeIndex, beaconBlockRoot, aggregationBits} = contribution;

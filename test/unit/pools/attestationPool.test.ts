@@ -141,6 +141,25 @@ describe("AttestationPool, electra shape (fulu)", () => {
     await env.pools.attestations.submitAggregateAndProof(signedAggregateAndProof(env, subset, committee[1]));
     expect(env.events).toHaveLength(1);
   });
+
+  it("one aggregate sent by each aggregator of its committee at once has its signatures checked once", async () => {
+    const env = createEnv("fulu", SLOT);
+    const committee = committeeAt(env, SLOT, 0);
+    const data = attestationData(env, SLOT, 0);
+    const aggregate: electra.Attestation = {
+      aggregationBits: BitArray.fromBoolArray(committee.map(() => true)),
+      data,
+      committeeBits: BitArray.fromSingleBit(MAX_COMMITTEES_PER_SLOT, 0),
+      signature: aggregateOf(env, data, committee),
+    };
+    const checked: number[] = [];
+    const verifier = env.deps.verifier;
+    env.deps.verifier = {verify: (sets, cache) => (checked.push(sets.length), verifier.verify(sets, cache))};
+    await Promise.all(committee.map((v) => env.pools.attestations.submitAggregateAndProof(signedAggregateAndProof(env, aggregate, v))));
+    expect(committee.length).toBeGreaterThan(1);
+    expect(checked).toEqual([3]);
+    expect(env.events.map((e) => e.topic)).toEqual(["attestation"]);
+  });
 });
 
 describe("AttestationPool, phase0 shape", () => {

@@ -104,6 +104,27 @@ describe("SyncCommitteePools (altair)", () => {
     const phase0 = createEnv("phase0", SLOT);
     await expectRejected(phase0.pools.syncCommittee.submitSyncCommitteeMessage(message(phase0, 0)), /before altair/);
   });
+
+  it("one contribution sent by each of its aggregators at once has its signatures checked once; a bad first one does not spare the next", async () => {
+    const env = createEnv("altair", SLOT);
+    const pools = env.pools.syncCommittee;
+    const members = [...new Set(syncCommittee(env, SLOT).slice(0, SYNC_COMMITTEE_SUBNET_SIZE))];
+    for (const v of members) await pools.submitSyncCommitteeMessage(message(env, v));
+    const contribution = pools.produceContribution(SLOT, 0, env.headRoot) as altair.SyncCommitteeContribution;
+    const checked: number[] = [];
+    const verifier = env.deps.verifier;
+    env.deps.verifier = {verify: (sets, cache) => (checked.push(sets.length), verifier.verify(sets, cache))};
+
+    const forged = contributionAndProof(env, contribution, members[0]);
+    forged.message.selectionProof = message(env, members[0]).signature;
+    const results = await Promise.allSettled([forged, ...members.slice(1).map((v) => contributionAndProof(env, contribution, v))].map((c) => pools.submitContributionAndProof(c)));
+    expect(results[0]).toMatchObject({status: "rejected", reason: {message: expect.stringMatching(/selection proof/)}});
+    expect(results.slice(1).map((r) => r.status)).toEqual(members.slice(1).map(() => "fulfilled"));
+    // the forged one's batch, then its sets one by one to name the bad one; then the next aggregator's batch, and no other
+    expect(checked).toEqual([3, 1, 1, 1, 3]);
+    expect(env.events.map((e) => e.topic)).toEqual(["contribution_and_proof"]);
+    expect((env.events[0].value as altair.SignedContributionAndProof).message.aggregatorIndex).toBe(members[1]);
+  });
 });
 
 describe("SyncCommitteePools (fulu)", () => {
