@@ -33,6 +33,7 @@ import type {Registry} from "prom-client";
 import {createNodeMetrics} from "./metrics/nodeMetrics.ts";
 import {observeChain} from "./metrics/chainMetrics.ts";
 import {startMetricsServer} from "./metrics/server.ts";
+import {LoopTurns} from "./loopTurns.ts";
 
 /** How soon after the first start the dev genesis happens, so the node is ready for slot 1. */
 const GENESIS_DELAY_SECONDS = 3;
@@ -68,8 +69,11 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   await httpEngine?.start();
   const engine = httpEngine ?? new MockExecutionEngine({blobsPerBlock: opts.devBlobsPerBlock});
   let clock: Clock | null = null;
+  // the CPU-bound work done on the event loop, a few ms per turn: the dev validators' signing
+  // and, without --bls-threads, signature checks (one after the other, never both in one turn)
+  const loopTurns = new LoopTurns();
   // signatures are checked on worker threads (--bls-threads), or on the event loop a batch per turn
-  const bls = new BlsWorkerPool(opts.blsThreads);
+  const bls = new BlsWorkerPool(opts.blsThreads, loopTurns);
   const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
   const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined;
   if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
@@ -129,6 +133,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
           indices: opts.devValidators,
           dataDir: join(opts.dataDir, "validator"),
           duties: metrics?.duties,
+          turns: loopTurns,
         })
       : null;
 

@@ -16,6 +16,7 @@ import {ValidatorSigner} from "./signer.ts";
 import {SlashingProtection} from "./slashingProtection.ts";
 import {SyncCommitteeService} from "./syncCommittee.ts";
 import {ValidatorIndices} from "./validators.ts";
+import type {LoopTurns} from "../loopTurns.ts";
 
 export interface ValidatorClientOptions {
   api: ValidatorBeaconApi;
@@ -31,6 +32,8 @@ export interface ValidatorClientOptions {
   feeRecipient?: Uint8Array;
   /** with --metrics: duties performed and missed */
   duties?: ValidatorContext["duties"];
+  /** the event loop's turns of CPU-bound work, shared with the node it runs in (a standalone client has its own) */
+  turns?: LoopTurns;
 }
 
 export interface ValidatorClient {
@@ -59,7 +62,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     await protection.close();
     throw err;
   }
-  const signer = ValidatorSigner.fromInteropIndices(config, opts.indices, protection);
+  const signer = ValidatorSigner.fromInteropIndices(config, opts.indices, protection, opts.turns);
   const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices(signer.pubkeys), log, duties: opts.duties};
   const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
   const loop = new DutyLoop(ctx, clock, opts);

@@ -4,6 +4,7 @@ import {type ISignatureSet, SignatureSetType, createPubkeyCache} from "@lodestar
 import {BlsWorkerPool} from "../../../src/bls/workerPool.ts";
 import {verifyOnThisThread, serializeSet} from "../../../src/bls/verifier.ts";
 import {verifyJobs} from "../../../src/bls/verifyJobs.ts";
+import {LoopTurns} from "../../../src/loopTurns.ts";
 
 /**
  * BLS checks on worker threads, against real keys and signatures: the same verdicts as blst on
@@ -52,6 +53,34 @@ describe.each([2, 0])("BLS worker pool with %i threads (0: batches checked on th
     expect(verdicts).toEqual(jobs.map((_, j) => j % 37 !== 5));
   });
 
+});
+
+describe("BLS checks on the event loop", () => {
+  it("are steps of the node's LoopTurns: queued behind its other work, never in the same turn as a step that used up the budget", async () => {
+    const turns = new LoopTurns(5);
+    const pool = new BlsWorkerPool(0, turns);
+    const order: string[] = [];
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const signing = turns.run(() => {
+      const end = performance.now() + 6;
+      while (performance.now() < end);
+      order.push("signing");
+      return turn;
+    });
+    const checked = pool.verify([indexed(0, 1)], pubkeyCache).then((valid) => (order.push("check"), {valid, turn}));
+    const [signedAt, check] = await Promise.all([signing, checked]);
+    ticking = false;
+    await pool.close();
+    expect(order).toEqual(["signing", "check"]);
+    expect(check.valid).toBe(true);
+    expect(check.turn).toBeGreaterThan(signedAt);
+  });
 });
 
 describe("BLS worker pool lifecycle", () => {
