@@ -39,9 +39,10 @@ function vmHwmMiB(pid: number): number {
 }
 
 async function timed(pid: number, url: string, init: RequestInit = {}): Promise<Timed> {
-  const before = rssMiB(pid);
-  // 5: reset the peak resident set size to the current one
+  // 5: reset the peak resident set size to the current one, then read that (read before, a
+  // collection in between would give a peak below it)
   writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  const before = rssMiB(pid);
   const start = performance.now();
   const res = await fetch(url, init);
   let firstByteMs = -1;
@@ -122,8 +123,24 @@ function row(name: string, t: Timed | undefined): string {
   return `${name.padEnd(52)} ${String(t.status).padStart(3)}  first byte ${t.firstByteMs.toFixed(0).padStart(6)} ms  total ${t.totalMs.toFixed(0).padStart(6)} ms  ${(t.bytes / 1e6).toFixed(1).padStart(7)} MB  peak RSS +${t.peakRssMiB} MiB`;
 }
 
+/**
+ * Waits until a server's RSS holds still: 4 samples a second apart within 16 MiB (at most a
+ * minute). Just after it starts listening, a server is still doing its start-up work and has not
+ * collected its garbage: a peak measured above that "rest" would count its start-up, not the request.
+ */
+async function settled(pid: number): Promise<void> {
+  const samples: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    samples.push(rssMiB(pid));
+    const last = samples.slice(-4);
+    if (last.length === 4 && Math.max(...last) - Math.min(...last) <= 16) return;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
 async function measureAll(label: string, base: string, pid: number): Promise<Map<string, Timed>> {
   const results = new Map<string, Timed>();
+  await settled(pid);
   console.log(`\n${label}: RSS at rest ${rssMiB(pid)} MiB`);
   for (const c of CASES) {
     const t = await c.run(base, pid);
