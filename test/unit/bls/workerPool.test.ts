@@ -5,6 +5,7 @@ import {BlsWorkerPool} from "../../../src/bls/workerPool.ts";
 import {verifyOnThisThread, serializeSet} from "../../../src/bls/verifier.ts";
 import {verifyJobs} from "../../../src/bls/verifyJobs.ts";
 import {LoopTurns} from "../../../src/loopTurns.ts";
+import {turnCounter} from "../turnCounter.ts";
 
 /**
  * BLS checks on worker threads, against real keys and signatures: the same verdicts as blst on
@@ -60,22 +61,16 @@ describe("BLS checks on the event loop", () => {
     const turns = new LoopTurns(5);
     const pool = new BlsWorkerPool(0, turns);
     const order: string[] = [];
-    let turn = 0;
-    let ticking = true;
-    const tick = (): void => {
-      turn++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turn = turnCounter();
     const signing = turns.run(() => {
       const end = performance.now() + 6;
       while (performance.now() < end);
       order.push("signing");
-      return turn;
+      return turn.now();
     });
-    const checked = pool.verify([indexed(0, 1)], pubkeyCache).then((valid) => (order.push("check"), {valid, turn}));
+    const checked = pool.verify([indexed(0, 1)], pubkeyCache).then((valid) => (order.push("check"), {valid, turn: turn.now()}));
     const [signedAt, check] = await Promise.all([signing, checked]);
-    ticking = false;
+    turn.stop();
     await pool.close();
     expect(order).toEqual(["signing", "check"]);
     expect(check.valid).toBe(true);

@@ -2,6 +2,7 @@ import {describe, expect, it} from "@jest/globals";
 import {createServer} from "node:http";
 import type {AddressInfo} from "node:net";
 import {LoopTurns} from "../../../src/loopTurns.ts";
+import {turnCounter} from "../turnCounter.ts";
 
 /** Holds the thread for `ms`, as a BLS signature does for about half a millisecond. */
 function busy(ms: number): void {
@@ -9,17 +10,6 @@ function busy(ms: number): void {
   while (performance.now() < end);
 }
 
-/** A count of the event loop's turns, read by `now()` until `stop()`. */
-function turnCounter(): {now: () => number; stop: () => void} {
-  let turn = 0;
-  let ticking = true;
-  const tick = (): void => {
-    turn++;
-    if (ticking) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return {now: () => turn, stop: () => void (ticking = false)};
-}
 
 describe("LoopTurns", () => {
   it("runs steps in the order asked, on later turns of the event loop; a step that throws rejects only its own promise", async () => {
