@@ -35,10 +35,12 @@ export class LoopTurns {
     this.scheduled = true;
     // setImmediate runs after the poll phase: the sockets that became readable come first
     setImmediate(() => {
-      this.scheduled = false;
       const start = performance.now();
       do this.queue.shift()!();
       while (this.queue.length > 0 && performance.now() - start < this.budgetMs);
+      // only now: a step that asks for another step finds this turn still scheduled, and the
+      // new step runs in it or in the next, never in an extra turn that finds the queue empty
+      this.scheduled = false;
       if (this.queue.length > 0) this.schedule();
     });
   }

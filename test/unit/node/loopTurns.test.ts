@@ -39,6 +39,25 @@ describe("LoopTurns", () => {
     expect(new Set(ranAt).size).toBe(1);
   });
 
+  it("a step that asks for another step, with budget left, has it run in the same turn, and no turn finds the queue empty", async () => {
+    const turns = new LoopTurns(1000);
+    const turn = turnCounter();
+    const inner: Promise<number>[] = [];
+    const outer = await turns.run(() => {
+      inner.push(turns.run(() => turn.now()));
+      return turn.now();
+    });
+    expect(await inner[0]).toBe(outer);
+    // the turns after it: a turn scheduled for the inner step and run with nothing queued threw here
+    const errors: unknown[] = [];
+    const onError = (err: unknown) => errors.push(err);
+    process.on("uncaughtException", onError);
+    await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+    process.off("uncaughtException", onError);
+    turn.stop();
+    expect(errors).toEqual([]);
+  });
+
   it("lets an HTTP request be answered while a long queue of steps is still running", async () => {
     const server = createServer((_req, res) => res.end("ok"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
