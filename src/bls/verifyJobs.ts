@@ -1,4 +1,4 @@
-import {PublicKey, Signature, verifyMultipleAggregateSignatures, type SignatureSet} from "@chainsafe/blst";
+import {PublicKey, Signature, aggregateWithRandomness, verifyMultipleAggregateSignatures, type SignatureSet} from "@chainsafe/blst";
 import type {SerializedSet} from "./verifier.ts";
 
 /**
@@ -7,18 +7,40 @@ import type {SerializedSet} from "./verifier.ts";
  * sets again on their own, so that one bad signature fails only the job that sent it.
  */
 export function verifyJobs(jobs: SerializedSet[][]): boolean[] {
-  const read = jobs.map(readSets);
-  const valid = (sets: SignatureSet[] | null): boolean => sets !== null && (sets.length === 0 || verifyMultipleAggregateSignatures(sets));
-  if (read.every((sets) => sets !== null) && valid(read.flat() as SignatureSet[])) return jobs.map(() => true);
+  if (verifySets(jobs.flat())) return jobs.map(() => true);
   if (jobs.length === 1) return [false];
-  return read.map(valid);
+  return jobs.map(verifySets);
 }
 
-/** The sets as blst objects; null when a signature is malformed or not in the group (a key from our own cache is taken as valid). */
-function readSets(sets: SerializedSet[]): SignatureSet[] | null {
+/**
+ * True when every set is valid. Sets that sign the same message (a committee's attestations, the
+ * same aggregate sent by several peers) are folded into one: their keys and signatures each summed
+ * with the same random scalars, so one pairing checks them all and a forged pair that cancels out
+ * (S1 + D, S2 - D) does not pass. A signature that is malformed or not in the group fails the sets.
+ */
+function verifySets(sets: SerializedSet[]): boolean {
+  if (sets.length === 0) return true;
+  const byMessage = new Map<string, SerializedSet[]>();
+  for (const set of sets) {
+    const key = Buffer.from(set.msg.buffer, set.msg.byteOffset, set.msg.byteLength).toString("hex");
+    const group = byMessage.get(key);
+    if (group) group.push(set);
+    else byMessage.set(key, [set]);
+  }
   try {
-    return sets.map(({msg, pk, sig}) => ({msg, pk: PublicKey.fromBytes(pk, false), sig: Signature.fromBytes(sig, true)}));
+    const folded: SignatureSet[] = [];
+    for (const group of byMessage.values()) {
+      if (group.length === 1) {
+        const {msg, pk, sig} = group[0];
+        folded.push({msg, pk: PublicKey.fromBytes(pk, false), sig: Signature.fromBytes(sig, true)});
+      } else {
+        // a key from our own cache is taken as valid; each signature is group-checked as it is read
+        const {pk, sig} = aggregateWithRandomness(group.map((set) => ({pk: PublicKey.fromBytes(set.pk, false), sig: set.sig})));
+        folded.push({msg: group[0].msg, pk, sig});
+      }
+    }
+    return verifyMultipleAggregateSignatures(folded);
   } catch {
-    return null;
+    return false;
   }
 }

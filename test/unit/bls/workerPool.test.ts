@@ -1,5 +1,5 @@
 import {afterAll, describe, expect, it} from "@jest/globals";
-import {SecretKey, aggregateSignatures} from "@chainsafe/blst";
+import {SecretKey, Signature, aggregateSignatures} from "@chainsafe/blst";
 import {type ISignatureSet, SignatureSetType, createPubkeyCache} from "@lodestar/state-transition";
 import {BlsWorkerPool} from "../../../src/bls/workerPool.ts";
 import {verifyOnThisThread, serializeSet} from "../../../src/bls/verifier.ts";
@@ -92,5 +92,31 @@ describe("the worker's batch check (verifyJobs)", () => {
     expect(verifyJobs([serialized([indexed(0, 1)]), serialized([indexed(1, 2), indexed(2, 2)])])).toEqual([true, true]);
     expect(verifyJobs([serialized([indexed(0, 1)]), serialized([wrongSigner(1, 2)]), serialized([malformed(2, 3)]), serialized([])])).toEqual([true, false, false, true]);
     expect(verifyJobs([serialized([wrongSigner(0, 1)])])).toEqual([false]);
+  });
+
+  it("sets over one message (a committee's attestations) are folded into one pairing, and still each must be valid", () => {
+    const committee = [0, 1, 2, 3, 4].map((i) => indexed(i, 7));
+    expect(verifyJobs([serialized(committee), serialized([indexed(5, 7), aggregate([6, 7], 7), indexed(6, 8)])])).toEqual([true, true]);
+    expect(verifyJobs([serialized(committee), serialized([wrongSigner(5, 7)]), serialized([malformed(6, 7)])])).toEqual([true, false, false]);
+    expect(verifyJobs([serialized([...committee, wrongSigner(5, 7)])])).toEqual([false]);
+  });
+
+  it("two signatures over one message that are wrong by opposite amounts (S1 + D, S2 - D) fail, though their sum is right", () => {
+    const delta = keys[7].sign(root(99));
+    // -D: the same message signed by the negated secret key (the group order minus key 7's scalar)
+    const order = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;
+    const negatedKey = SecretKey.fromBytes(Buffer.from((order - BigInt("0x" + Buffer.from(keys[7].toBytes()).toString("hex"))).toString(16).padStart(64, "0"), "hex"));
+    const minusDelta = negatedKey.sign(root(99));
+    const shift = (set: ISignatureSet, sign: 1 | -1): ISignatureSet => {
+      const sig = Signature.fromBytes(set.signature);
+      const moved = aggregateSignatures([sig, sign === 1 ? delta : minusDelta]);
+      return {...set, signature: moved.toBytes()};
+    };
+    const [a, b] = [indexed(0, 9), indexed(1, 9)];
+    const forged = [shift(a, 1), shift(b, -1)];
+    // the plain sum of the forged pair is the honest sum: a check without random scalars would pass it
+    expect(aggregateSignatures(forged.map((s) => Signature.fromBytes(s.signature))).toBytes()).toEqual(aggregateSignatures([a, b].map((s) => Signature.fromBytes(s.signature))).toBytes());
+    expect(verifyJobs([serialized(forged)])).toEqual([false]);
+    expect(verifyJobs([serialized([forged[0]]), serialized([forged[1]]), serialized([indexed(2, 9)])])).toEqual([false, false, true]);
   });
 });
