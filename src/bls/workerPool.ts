@@ -10,13 +10,15 @@ const log = getLogger("bls");
 /** sets sent to a worker in one batch at most: one batch of a block's or a slot's gossip, small enough to retry job by job */
 const MAX_BATCH_SETS = 128;
 /**
- * On the event loop, a batch holds it about 7 ms at most (16 sets), as one step of the node's
- * LoopTurns. Smaller batches cost more per set (4 sets: 0.6 ms a set, against 0.4) and, as each
- * turn delays the requests in flight, a slot's many short turns delayed more of them than its
- * few long ones: the REST p99 rose. 32 sets (13 ms) gave attester duties under load a p99 of
- * 5-6 ms and a p99.9 of 13-16; 16 sets 4-6 and 13-14.
+ * On the event loop, a batch holds it about 7 ms at most (16 sets over distinct messages, 5 ms
+ * over one), as one step of the node's LoopTurns. Smaller batches cost more per set (4 sets: 0.6
+ * ms a set, against 0.4) and, as each turn delays the requests in flight, a slot's many short
+ * turns delayed more of them than its few long ones: the REST p99 rose. 32 sets (13 ms) gave
+ * attester duties under load a p99 of 5-6 ms and a p99.9 of 13-16; 16 sets 4-6 and 13-14.
  */
 const MAX_BATCH_SETS_ON_LOOP = 16;
+/** what a set is first taken to cost on the event loop, until batches have been timed */
+const INITIAL_MS_PER_SET = 0.45;
 /** the worker of this module, from the sources or from the build (the same extension as this file) */
 const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./worker.js", import.meta.url);
 
@@ -52,6 +54,10 @@ export class BlsWorkerPool implements SignatureVerifier {
   private nextId = 0;
   private flushScheduled = false;
   private closed = false;
+  /** sets waiting in `queue` */
+  private queuedSets = 0;
+  /** the on-loop cost of a set, a moving average over the batches checked */
+  private msPerSet = INITIAL_MS_PER_SET;
 
   private readonly turns: LoopTurns;
 
@@ -77,6 +83,7 @@ export class BlsWorkerPool implements SignatureVerifier {
     }
     return new Promise((resolve, reject) => {
       this.queue.push({sets: serialized, resolve, reject});
+      this.queuedSets += serialized.length;
       this.scheduleFlush();
     });
   }
@@ -84,6 +91,7 @@ export class BlsWorkerPool implements SignatureVerifier {
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error("BLS worker pool closed"));
+    this.queuedSets = 0;
     await Promise.all(this.workers.map(({worker}) => worker.terminate()));
   }
 
@@ -97,19 +105,23 @@ export class BlsWorkerPool implements SignatureVerifier {
     // the rest of this turn's jobs join the batch; on the event loop, so do the jobs that come
     // before the step's turn, as it waits behind the other CPU-bound steps (the node's signing)
     if (this.workers.length > 0) setImmediate(flush);
-    else void this.turns.run(flush);
+    // its cost as it will be when its turn comes: the batch it will take, at the measured rate
+    else void this.turns.run(flush, () => Math.min(this.queuedSets, MAX_BATCH_SETS_ON_LOOP) * this.msPerSet);
   }
 
   private flush(): void {
     if (this.workers.length === 0) {
       // no threads: one batch is checked here, smaller, and the event loop comes in before the next
       const jobs = this.takeBatch(MAX_BATCH_SETS_ON_LOOP);
+      const started = performance.now();
       let results: boolean[];
       try {
         results = verifyJobs(jobs.map((job) => job.sets));
       } catch {
         results = jobs.map(() => false);
       }
+      const sets = jobs.reduce((n, job) => n + job.sets.length, 0);
+      this.msPerSet = 0.8 * this.msPerSet + (0.2 * (performance.now() - started)) / sets;
       jobs.forEach((job, i) => job.resolve(results[i]));
       if (this.queue.length > 0) this.scheduleFlush();
       return;
@@ -134,6 +146,7 @@ export class BlsWorkerPool implements SignatureVerifier {
       const job = this.queue.shift()!;
       jobs.push(job);
       count += job.sets.length;
+      this.queuedSets -= job.sets.length;
     }
     return jobs;
   }

@@ -58,6 +58,23 @@ describe("LoopTurns", () => {
     expect(errors).toEqual([]);
   });
 
+  it("starts a step after others in a turn only if its expected cost fits in what is left of the budget; alone, it runs whatever its cost", async () => {
+    // a wide budget, so that a slow machine cannot make these turns end early
+    const turns = new LoopTurns(20);
+    const turn = turnCounter();
+    const light = () => turns.run(() => (busy(1), turn.now()));
+    const heavy = (costMs: number | (() => number)) => turns.run(() => (busy(1), turn.now()), costMs);
+    // 3 ms of light steps, then steps expected to take 18 and 19.5 ms, then a light one
+    const ranAt = await Promise.all([light(), light(), light(), heavy(18), heavy(() => 19.5), light()]);
+    turn.stop();
+    const [a, b, c, heavyFixed, heavyRead, after] = ranAt;
+    expect(new Set([a, b, c]).size).toBe(1);
+    // each heavy step opens a turn of its own, and the light step after it fits in that turn's budget
+    expect(heavyFixed).toBeGreaterThan(c);
+    expect(heavyRead).toBeGreaterThan(heavyFixed);
+    expect(after).toBe(heavyRead);
+  });
+
   it("lets an HTTP request be answered while a long queue of steps is still running", async () => {
     const server = createServer((_req, res) => res.end("ok"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
