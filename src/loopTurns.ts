@@ -7,7 +7,7 @@
  * requests in flight, and a hundred short delays a slot would reach more of them than a few.
  */
 export class LoopTurns {
-  private readonly queue: {step: () => void; costMs: number | (() => number)}[] = [];
+  private readonly queue: {step: () => void; expectedMs: () => number}[] = [];
   private readonly budgetMs: number;
   private scheduled = false;
 
@@ -18,11 +18,11 @@ export class LoopTurns {
 
   /**
    * `step`'s result, computed on a later turn of the loop after the steps asked for before it.
-   * `costMs`, what the step is expected to take (read when it is next in line): a step starts in
+   * `expectedMs`, what the step is expected to take (read when it is next in line): a step starts in
    * a turn that has already run others only if it fits in what is left of the budget, so that a
    * 5 ms batch of signature checks never follows 5 ms of signing in the same turn.
    */
-  run<T>(step: () => T, costMs: number | (() => number) = 0): Promise<T> {
+  run<T>(step: () => T, expectedMs: () => number = NO_COST): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         step: () => {
@@ -32,7 +32,7 @@ export class LoopTurns {
             reject(err);
           }
         },
-        costMs,
+        expectedMs,
       });
       this.schedule();
     });
@@ -45,7 +45,7 @@ export class LoopTurns {
     setImmediate(() => {
       const start = performance.now();
       do this.queue.shift()!.step();
-      while (this.queue.length > 0 && performance.now() - start + costOf(this.queue[0].costMs) < this.budgetMs);
+      while (this.queue.length > 0 && performance.now() - start + this.queue[0].expectedMs() < this.budgetMs);
       // only now: a step that asks for another step finds this turn still scheduled, and the
       // new step runs in it or in the next, never in an extra turn that finds the queue empty
       this.scheduled = false;
@@ -54,6 +54,5 @@ export class LoopTurns {
   }
 }
 
-function costOf(costMs: number | (() => number)): number {
-  return typeof costMs === "number" ? costMs : costMs();
-}
+/** a step that says nothing of its cost: it starts whenever the budget is not yet spent */
+const NO_COST = (): number => 0;
