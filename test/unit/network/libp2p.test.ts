@@ -8,6 +8,7 @@ import {ping} from "@libp2p/ping";
 import {tcp} from "@libp2p/tcp";
 import {createLibp2p} from "libp2p";
 import {createBeaconLibp2p, type BeaconLibp2p} from "../../../src/network/libp2p.ts";
+import {echoHandler, readToEnd} from "./echoStream.ts";
 
 /**
  * The node's libp2p host against a peer that speaks only mplex (as Lodestar 1.x does), over
@@ -36,10 +37,7 @@ beforeAll(async () => {
   await host.start();
   await host.handle(
     PROTOCOL,
-    async (stream) => {
-      for await (const chunk of stream) stream.send(chunk instanceof Uint8Array ? chunk : chunk.subarray());
-      await stream.close();
-    },
+    echoHandler,
     {maxInboundStreams: BURST * 2}
   );
   peer = await createLibp2p({
@@ -61,9 +59,7 @@ async function echo(payload: number): Promise<number> {
   const stream = await peer.dialProtocol(host.peerId, PROTOCOL, {maxOutboundStreams: BURST * 2});
   stream.send(Uint8Array.of(payload));
   await stream.close();
-  const received: number[] = [];
-  for await (const chunk of stream) received.push(...(chunk instanceof Uint8Array ? chunk : chunk.subarray()));
-  return received[0];
+  return (await readToEnd(stream))[0];
 }
 
 describe("libp2p host over mplex", () => {
