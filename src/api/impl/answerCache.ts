@@ -4,6 +4,7 @@ import {toRootHex} from "@lodestar/utils";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import {latestBlockRoot} from "../../duties/index.ts";
 import {keptHex, markShared} from "../jsonText.ts";
+import {then, type MaybePromise} from "../../maybePromise.ts";
 
 /**
  * Answers that only change with the head, a slot or an epoch, computed once and served until the
@@ -38,25 +39,27 @@ export class AnswerCache {
   }
 
   /** The answer kept under `key` (which names the head block root it depends on), or what `compute` gives. */
-  ofHeadGet<T>(key: string, compute: () => T | Promise<T>): Promise<T> {
+  ofHeadGet<T>(key: string, compute: () => MaybePromise<T>): MaybePromise<T> {
     return this.lookup(this.ofHead, this.maxEntries, key, compute);
   }
 
   /** The same for a key that names the dependent root of its answer (kept across heads). */
-  ofDependentRootGet<T>(key: string, compute: () => T | Promise<T>): Promise<T> {
+  ofDependentRootGet<T>(key: string, compute: () => MaybePromise<T>): MaybePromise<T> {
     return this.lookup(this.ofDependentRoot, this.maxDependentRootEntries, key, compute);
   }
 
-  private async lookup<T>(entries: Map<string, unknown>, maxEntries: number, key: string, compute: () => T | Promise<T>): Promise<T> {
+  /** A kept answer is returned as it is, not as a promise (see maybePromise.ts). */
+  private lookup<T>(entries: Map<string, unknown>, maxEntries: number, key: string, compute: () => MaybePromise<T>): MaybePromise<T> {
     const kept = entries.get(key);
     if (kept !== undefined || entries.has(key)) return kept as T;
     // kept only when it succeeds: an error is computed again next time
-    const value = await compute();
-    // a flood of distinct keys (slots, validator lists) cannot grow it without bound
-    if (entries.size >= maxEntries) entries.clear();
-    // shared by the requests that follow, so its JSON text is made once (and it must never change)
-    entries.set(key, markShared(value));
-    return value;
+    return then(compute(), (value) => {
+      // a flood of distinct keys (slots, validator lists) cannot grow it without bound
+      if (entries.size >= maxEntries) entries.clear();
+      // shared by the requests that follow, so its JSON text is made once (and it must never change)
+      entries.set(key, markShared(value));
+      return value;
+    });
   }
 }
 

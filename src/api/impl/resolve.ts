@@ -7,6 +7,7 @@ import type {BlockId, StateId, ValidatorId} from "../codecs.ts";
 import {notFound} from "../errors.ts";
 import {lazyList} from "../streaming.ts";
 import {StoredBlock} from "../storedBlock.ts";
+import type {MaybePromise} from "../../maybePromise.ts";
 
 /**
  * State and block ids to chain data: the one resolver every route with a `state_id` or
@@ -152,14 +153,19 @@ export async function resolveBlock(chain: IBeaconChain, id: BlockId): Promise<Re
  * A state whose epoch caches serve duties of `epoch`: the head state when `headServes(headEpoch)`,
  * else the head chain's state at `epoch` (advanced forward from the head, or a past canonical state).
  */
-export async function stateForEpoch(
+export function stateForEpoch(
   chain: IBeaconChain,
   epoch: number,
   headServes: (headEpoch: number) => boolean
-): Promise<CachedBeaconStateAllForks> {
+): MaybePromise<CachedBeaconStateAllForks> {
   const head = chain.getHeadState();
   const headEpoch = computeEpochAtSlot(head.slot);
+  // the head state at hand, not a promise of it (see maybePromise.ts)
   if (headServes(headEpoch)) return head;
+  return otherStateForEpoch(chain, epoch, headEpoch);
+}
+
+async function otherStateForEpoch(chain: IBeaconChain, epoch: number, headEpoch: number): Promise<CachedBeaconStateAllForks> {
   const state = epoch > headEpoch ? await chain.getHeadStateAtEpoch(epoch) : await chain.getStateBySlot(computeStartSlotAtEpoch(epoch));
   if (!state) throw notFound(`No state for epoch ${epoch}`);
   return state;

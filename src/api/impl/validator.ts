@@ -20,6 +20,7 @@ import {notImplemented} from "./notImplemented.ts";
 import {answerCacheOf, headKey} from "./answerCache.ts";
 import {keptHex} from "../jsonText.ts";
 import {stateForEpoch} from "./resolve.ts";
+import {then} from "../../maybePromise.ts";
 import {AttesterDutyAnswers} from "./attesterDutyAnswers.ts";
 
 /** Handlers of the Validator tag. */
@@ -66,25 +67,29 @@ async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext) {
 }
 
 export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
-  async getProposerDuties({epoch}, ctx) {
+  // duties asked again (every slot, by every validator client) are answered without an await
+  // while the head state serves them and their answer is kept (see maybePromise.ts)
+  getProposerDuties({epoch}, ctx) {
     assertNotSyncing(ctx);
     assertAtMostNextEpoch(ctx, epoch);
-    const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => headEpoch === epoch);
-    const dependentRoot = proposerDependentRoot(state, epoch);
-    const data = await answerCacheOf(ctx.chain).ofDependentRootGet(`proposer_duties:${epoch}:${keptHex(dependentRoot)}`, () => proposerDuties(state, epoch));
-    return {data, meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()}};
+    return then(stateForEpoch(ctx.chain, epoch, (headEpoch) => headEpoch === epoch), (state) => {
+      const dependentRoot = proposerDependentRoot(state, epoch);
+      const duties = answerCacheOf(ctx.chain).ofDependentRootGet(`proposer_duties:${epoch}:${keptHex(dependentRoot)}`, () => proposerDuties(state, epoch));
+      return then(duties, (data) => ({data, meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()}}));
+    });
   },
 
-  async getAttesterDuties({epoch, validators}, ctx) {
+  getAttesterDuties({epoch, validators}, ctx) {
     assertNotSyncing(ctx);
     assertAtMostNextEpoch(ctx, epoch);
-    const state = await stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1);
-    const dependentRoot = attesterDependentRoot(state, epoch);
-    const answers = await answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${keptHex(dependentRoot)}`, () => new AttesterDutyAnswers());
-    return {
-      data: answers.answer(state, epoch, validators),
-      meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()},
-    };
+    return then(stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1), (state) => {
+      const dependentRoot = attesterDependentRoot(state, epoch);
+      const answers = answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${keptHex(dependentRoot)}`, () => new AttesterDutyAnswers());
+      return then(answers, (kept) => ({
+        data: kept.answer(state, epoch, validators),
+        meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()},
+      }));
+    });
   },
 
   async getSyncCommitteeDuties({epoch, indices}, ctx) {

@@ -1,5 +1,6 @@
 import type {ChainForkConfig} from "@lodestar/config";
 import type {JsonPiece} from "../wire.ts";
+import type {MaybePromise} from "../../maybePromise.ts";
 
 /**
  * The shape of one route-table entry. An entry is data: where the route lives (method, path),
@@ -156,8 +157,11 @@ export type ResultOf<R> = R extends RouteDef<any, infer D, infer M, any> ? Route
 /** What the route's handler returns (its data in the server form `S`). */
 export type HandlerResultOf<R> = R extends RouteDef<any, any, infer M, infer S> ? RouteResult<S, M> : never;
 
-/** One handler per entry of `T`; a route without a handler is a compile error. */
-export type Handlers<T, Ctx> = {[K in keyof T]: (args: ArgsOf<T[K]>, ctx: Ctx) => Promise<HandlerResultOf<T[K]>>};
+/**
+ * One handler per entry of `T`; a route without a handler is a compile error. A handler returns a
+ * promise of its result, or the result itself when it has it at hand.
+ */
+export type Handlers<T, Ctx> = {[K in keyof T]: (args: ArgsOf<T[K]>, ctx: Ctx) => MaybePromise<HandlerResultOf<T[K]>>};
 
 /** Keeps the literal types of an entry while checking it against RouteDef. */
 export function route<A, D = void, M = NoMeta, S = D>(def: RouteDef<A, D, M, S>): RouteDef<A, D, M, S> {

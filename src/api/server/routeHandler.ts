@@ -11,6 +11,7 @@ import {isTextBody, parseTextBody} from "./textBody.ts";
 import {truncateEcho} from "./limits.ts";
 import {parseJsonInSlices} from "./slicedJson.ts";
 import {parseKept} from "./keptBodies.ts";
+import {then, type MaybePromise} from "../../maybePromise.ts";
 
 /**
  * The one generic handler: negotiate, parse every argument with the route's codecs, call the
@@ -18,7 +19,7 @@ import {parseKept} from "./keptBodies.ts";
  */
 
 export type RouteHandler = (req: WireRequest) => Promise<WireResponse>;
-type AnyHandler = (args: any, ctx: any) => Promise<any>;
+type AnyHandler = (args: any, ctx: any) => MaybePromise<any>;
 
 function headerValue(req: WireRequest, name: string): string | undefined {
   const value = req.headers[name.toLowerCase()];
@@ -31,7 +32,7 @@ function rawParam(req: WireRequest, def: ParamDef<unknown>): string[] | undefine
   return Array.isArray(value) ? value : [value];
 }
 
-async function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, others: Record<string, unknown>, config: ChainForkConfig): Promise<unknown> {
+function parseBody(req: WireRequest, def: BodyDef<unknown, unknown>, others: Record<string, unknown>, config: ChainForkConfig): MaybePromise<unknown> {
   const contentType = headerValue(req, "content-type");
   if (def.text && isTextBody(contentType)) return parseTextBody(req.body, contentType, def, others, config);
   const format = requestFormat(contentType, def.ssz !== undefined);
@@ -77,11 +78,15 @@ function argListOf(route: Route): ArgList {
 }
 
 /** Every argument of the route, parameters first (a body may depend on them, e.g. on the fork header). */
-async function parseArgs(list: ArgList, req: WireRequest, config: ChainForkConfig): Promise<Record<string, unknown>> {
+function parseArgs(list: ArgList, req: WireRequest, config: ChainForkConfig): MaybePromise<Record<string, unknown>> {
   const args: Record<string, unknown> = {};
   for (const [key, def] of list.params) args[key] = def.codec.parse(rawParam(req, def), def.name);
-  if (list.body) args[list.body[0]] = await parseBody(req, list.body[1], args, config);
-  return args;
+  if (!list.body) return args;
+  const [name, def] = list.body;
+  return then(parseBody(req, def, args, config), (body) => {
+    args[name] = body;
+    return args;
+  });
 }
 
 const CLOSE_ENVELOPE = Buffer.from("}");
@@ -139,8 +144,10 @@ export function createRouteHandler<Ctx extends {chain: {config: ChainForkConfig}
       // only responses with a body are negotiated; empty answers suit any Accept
       const format = response.kind === "data" ? responseFormat(headerValue(req, "accept"), sszResponse) : "json";
       if (format === null) throw new ApiError(406, "Accepted media type not supported");
-      const args = await parseArgs(argList, req, ctx.chain.config);
-      return formatResult(route, metaFields, await handler(args, ctx), format);
+      // awaited only when not at hand (see maybePromise.ts)
+      const args = parseArgs(argList, req, ctx.chain.config);
+      const result = handler(args instanceof Promise ? await args : args, ctx);
+      return formatResult(route, metaFields, result instanceof Promise ? await result : result, format);
     } catch (err) {
       const {status, body} = renderError(err, route.operationId);
       return errorResponse(status, body);
