@@ -2,7 +2,8 @@
  * A value at hand, or a promise of it. The REST server's hot paths (a kept request body, the head
  * state, a kept answer) return what they already have without an `await`: each await suspends the
  * function, queues a microtask and allocates, and attester duties asked again went through about a
- * dozen of them, 13 µs of a 58 µs request. Callers either `await` the result or pass it to `then`.
+ * dozen of them: about 5 µs of a 45 µs request under load. Callers `await` the result, test it
+ * with `instanceof Promise`, or pass it to `then`.
  */
 export type MaybePromise<T> = T | Promise<T>;
 
