@@ -75,6 +75,20 @@ export function answerCacheOf(chain: Pick<IBeaconChain, "emitter">): AnswerCache
   return cache;
 }
 
+/**
+ * The key of the duties of `kind` for `epoch` and its dependent root. The same string while they stay
+ * the same, not a new one each request: a string keeps its hash once computed, so the lookup does
+ * not hash 80 characters again.
+ */
+export function dutiesKey(kind: "attester_duties" | "proposer_duties", epoch: number, dependentRoot: Root): string {
+  const last = lastDutiesKeys.get(kind);
+  if (last && last.epoch === epoch && last.dependentRoot === dependentRoot) return last.key;
+  const key = `${kind}:${epoch}:${keptHex(dependentRoot)}`;
+  lastDutiesKeys.set(kind, {epoch, dependentRoot, key});
+  return key;
+}
+const lastDutiesKeys = new Map<string, {epoch: number; dependentRoot: Root; key: string}>();
+
 /** The head block's root as a key part. */
 export function headKey(chain: IBeaconChain): string {
   return keptHex(chain.getHead().blockRoot);

@@ -17,8 +17,7 @@ import type {ProduceBlockArgs, validatorRoutes} from "../routes/validator.ts";
 import {type ApiContext, assertHeadNotOptimistic, assertNotSyncing, broadcast} from "./context.ts";
 import {assertAttestationFormat, submitEach} from "./pool.ts";
 import {notImplemented} from "./notImplemented.ts";
-import {answerCacheOf, headKey} from "./answerCache.ts";
-import {keptHex} from "../jsonText.ts";
+import {answerCacheOf, dutiesKey, headKey} from "./answerCache.ts";
 import {stateForEpoch} from "./resolve.ts";
 import {then} from "../../maybePromise.ts";
 import {AttesterDutyAnswers} from "./attesterDutyAnswers.ts";
@@ -74,7 +73,7 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     assertAtMostNextEpoch(ctx, epoch);
     return then(stateForEpoch(ctx.chain, epoch, (headEpoch) => headEpoch === epoch), (state) => {
       const dependentRoot = proposerDependentRoot(state, epoch);
-      const duties = answerCacheOf(ctx.chain).ofDependentRootGet(`proposer_duties:${epoch}:${keptHex(dependentRoot)}`, () => proposerDuties(state, epoch));
+      const duties = answerCacheOf(ctx.chain).ofDependentRootGet(dutiesKey("proposer_duties", epoch, dependentRoot), () => proposerDuties(state, epoch));
       return then(duties, (data) => ({data, meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()}}));
     });
   },
@@ -84,7 +83,7 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     assertAtMostNextEpoch(ctx, epoch);
     return then(stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1), (state) => {
       const dependentRoot = attesterDependentRoot(state, epoch);
-      const answers = answerCacheOf(ctx.chain).ofDependentRootGet(`attester_duties:${epoch}:${keptHex(dependentRoot)}`, () => new AttesterDutyAnswers());
+      const answers = answerCacheOf(ctx.chain).ofDependentRootGet(dutiesKey("attester_duties", epoch, dependentRoot), () => new AttesterDutyAnswers());
       return then(answers, (kept) => ({
         data: kept.answer(state, epoch, validators),
         meta: {dependentRoot, executionOptimistic: ctx.chain.isHeadOptimistic()},

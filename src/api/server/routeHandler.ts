@@ -2,7 +2,7 @@ import type {ChainForkConfig} from "@lodestar/config";
 import {ApiError, badRequest, renderError} from "../errors.ts";
 import type {BodyDef, EventSource, ParamDef, Route, WireFormat} from "../routes/types.ts";
 import {coalesce, envelopeChunks, envelopeHead, envelopeText} from "../streaming.ts";
-import {jsonTextOf, keptEnvelopeOf} from "../jsonText.ts";
+import {isShared, jsonTextOf, keptEnvelopeOf} from "../jsonText.ts";
 import {MEDIA_TYPE, type WireRequest, type WireResponse} from "../wire.ts";
 import {declinedReason} from "../impl/notImplemented.ts";
 import {eventStreamResponse} from "./eventStream.ts";
@@ -91,6 +91,7 @@ function parseArgs(list: ArgList, req: WireRequest, config: ChainForkConfig): Ma
 
 const CLOSE_ENVELOPE = Buffer.from("}");
 
+type DataResponse = Extract<Route["response"], {kind: "data"}>;
 type MetaFields = [string, {json: string; header: string; toJson(v: unknown): unknown; toHeader(v: unknown): string}][];
 
 function formatResult(route: Route, metaFields: MetaFields, result: {data?: unknown; meta?: Record<string, unknown>} | undefined, format: WireFormat): WireResponse {
@@ -99,17 +100,21 @@ function formatResult(route: Route, metaFields: MetaFields, result: {data?: unkn
   if (response.kind === "status") return {status: result!.data as number, headers: {}};
   if (response.kind === "events") return eventStreamResponse(result!.data as EventSource<unknown>, response.event, route.operationId);
   const meta = result!.meta ?? {};
+  if (format === "json") return keptAnswerOf(route, result!.data, meta, metaFields, () => formatData(response, metaFields, result!.data, meta, format));
+  return formatData(response, metaFields, result!.data, meta, format);
+}
+
+function formatData(response: DataResponse, metaFields: MetaFields, data: unknown, meta: Record<string, unknown>, format: WireFormat): WireResponse {
   const headers: Record<string, string> = {"Content-Type": MEDIA_TYPE[format]};
   const json: Record<string, unknown> = {};
   for (const [key, field] of metaFields) {
     headers[field.header] = field.toHeader(meta[key]);
     json[field.json] = field.toJson(meta[key]);
   }
-  if (format === "ssz") return {status: 200, headers, body: response.data.ssz!.serialize(result!.data, meta)};
-  if (response.unwrapped) return {status: 200, headers, body: JSON.stringify(response.data.toJson(result!.data, meta))};
-  const chunks = response.data.toJsonChunks?.(result!.data, meta);
+  if (format === "ssz") return {status: 200, headers, body: response.data.ssz!.serialize(data, meta)};
+  if (response.unwrapped) return {status: 200, headers, body: JSON.stringify(response.data.toJson(data, meta))};
+  const chunks = response.data.toJsonChunks?.(data, meta);
   if (chunks) return {status: 200, headers, body: coalesce(envelopeChunks(json, chunks))};
-  const data = result!.data;
   const bytes = response.data.toJsonBytes?.(data, meta);
   if (bytes) {
     const head = envelopeHead(json);
@@ -119,6 +124,29 @@ function formatResult(route: Route, metaFields: MetaFields, result: {data?: unkn
   // undefined data has no `data` key (what JSON.stringify of the envelope gives)
   if (text === undefined) return {status: 200, headers, body: JSON.stringify(json)};
   return {status: 200, headers, body: envelopeText(json, text)};
+}
+
+/** Whole JSON answers around shared values (see jsonText.ts), by route and value, with the metadata they were made with. */
+const keptAnswers = new WeakMap<object, WeakMap<object, {meta: Record<string, unknown>; answer: WireResponse}>>();
+
+/**
+ * The answer `compute` gives, or the one it gave before for the same shared value while each of
+ * its metadata fields is the same (the same value, or the same object): duties asked again with
+ * the same dependent root and flags get the same headers and bytes, with no envelope made again.
+ */
+function keptAnswerOf(route: Route, data: unknown, meta: Record<string, unknown>, metaFields: MetaFields, compute: () => WireResponse): WireResponse {
+  if (!isShared(data)) return compute();
+  let byValue = keptAnswers.get(route);
+  if (!byValue) keptAnswers.set(route, (byValue = new WeakMap()));
+  const kept = byValue.get(data as object);
+  if (kept && metaFields.every(([key]) => kept.meta[key] === meta[key])) return kept.answer;
+  const answer = compute();
+  // a streamed body is read once: only a whole one can be sent again
+  if (typeof answer.body === "string" || answer.body instanceof Uint8Array) {
+    Object.freeze(answer.headers);
+    byValue.set(data as object, {meta, answer});
+  }
+  return answer;
 }
 
 /** An error answer; its message and failure messages are cut to `MAX_ECHOED_CHARS`, as they may echo input. */

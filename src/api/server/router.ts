@@ -23,8 +23,12 @@ function emptySegment<R>(): Segment<R> {
   return {literal: new Map(), ends: new Map()};
 }
 
+/** Paths matched before, per method: a client asks the same few paths again and again. */
+const MAX_RECENT_PATHS = 1024;
+
 export class Router<R> {
   private readonly root = emptySegment<R>();
+  private readonly recent = new Map<string, Map<string, RouteMatch<R>>>();
 
   /** `path` as in the route table: `/eth/v1/beacon/states/{state_id}/root`. */
   add(method: string, path: string, route: R): void {
@@ -45,8 +49,24 @@ export class Router<R> {
     at.ends.set(method, {route, paramNames});
   }
 
-  /** The route for `method` and `path` (the URL's path, still percent-encoded, without the query). */
+  /**
+   * The route for `method` and `path` (the URL's path, still percent-encoded, without the query).
+   * A path matched before gets the same answer (its params frozen): a bounded number of paths is kept,
+   * and a flood of distinct ones clears them.
+   */
   match(method: string, path: string): RouteMatch<R> {
+    let recent = this.recent.get(method);
+    const known = recent?.get(path);
+    if (known !== undefined) return known;
+    const found = this.matchPath(method, path);
+    if (found === undefined) return undefined;
+    if (!recent) this.recent.set(method, (recent = new Map()));
+    if (recent.size >= MAX_RECENT_PATHS) recent.clear();
+    recent.set(path, found);
+    return found;
+  }
+
+  private matchPath(method: string, path: string): RouteMatch<R> {
     const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
     const parts = trimmed.split("/");
     if (parts[0] !== "") return undefined;
@@ -63,7 +83,7 @@ export class Router<R> {
         return {route: undefined, badParam: found.paramNames[i]};
       }
     }
-    return {route: found.route, params};
+    return {route: found.route, params: Object.freeze(params)};
   }
 
   /** The segment where `parts[i..]` ends with some route, literals tried first; `values` gets the parameters on the way. */
