@@ -25,6 +25,8 @@ export class StateCache {
   /** base key → keys of the cached states made from it */
   private readonly derived = new Map<string, Set<string>>();
   private readonly pinned = new Set<string>();
+  /** the key last set in `entries`, which is its newest entry (null when unknown) */
+  private newestKey: string | null = null;
   private readonly maxBytes: number;
   private totalBytes = 0;
 
@@ -34,9 +36,12 @@ export class StateCache {
 
   get(key: string): CachedBeaconStateAllForks | undefined {
     const entry = this.entries.get(key);
-    if (entry) {
+    // moved to the newest end, unless it is there already: the head state is asked for many times
+    // a request, and each delete and set leaves a hole in the Map's table, which is then rebuilt
+    if (entry && key !== this.newestKey) {
       this.entries.delete(key);
       this.entries.set(key, entry);
+      this.newestKey = key;
     }
     return entry?.state;
   }
@@ -55,6 +60,7 @@ export class StateCache {
     const base = baseKey !== undefined && baseKey !== key ? this.entries.get(baseKey) : undefined;
     const entry: CacheEntry = base ? {state, ...this.chargeAgainst(base, state), base: baseKey!} : fullEntry(state);
     this.entries.set(key, entry);
+    this.newestKey = key;
     if (entry.base !== null) this.derivedFrom(entry.base).add(key);
     this.totalBytes += entry.bytes;
     this.evict();
@@ -102,6 +108,7 @@ export class StateCache {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
+    if (key === this.newestKey) this.newestKey = null;
     this.totalBytes -= entry.bytes;
     if (entry.base !== null) this.derived.get(entry.base)?.delete(key);
     const orphans = this.derived.get(key);

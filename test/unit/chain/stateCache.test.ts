@@ -106,6 +106,23 @@ describe("state cache", () => {
     expect(cache.bytes).toBeLessThanOrEqual(budget);
   });
 
+  it("evicts the least recently used first, whether a state was read once or many times running", () => {
+    const [a, b, c, d] = [3, 4, 5, 6].map((slot) => advance(genesis, slot));
+    const cache = new StateCache(fullStateBytes(a) * 3 + fullStateBytes(a) / 2);
+    cache.add("a", a);
+    cache.add("b", b);
+    cache.add("c", c);
+    // c is the newest already; a becomes the newest, read again and again
+    expect(cache.get("c")).toBe(c);
+    for (let i = 0; i < 3; i++) expect(cache.get("a")).toBe(a);
+    cache.add("d", d);
+    expect(["a", "b", "c", "d"].filter((key) => cache.has(key))).toEqual(["a", "c", "d"]);
+    // d, added last, is the newest: c is now the least recently used
+    expect(cache.get("a")).toBe(a);
+    cache.add("b", b);
+    expect(["a", "b", "c", "d"].filter((key) => cache.has(key))).toEqual(["a", "b", "d"]);
+  });
+
   it("estimates within a third of what V8 measures the states to hold", () => {
     const script = fileURLToPath(new URL("./stateMemory.ts", import.meta.url));
     const run = spawnSync(process.execPath, ["--expose-gc", script, "16384", "4"], {encoding: "utf8", env: process.env, timeout: 120_000});
