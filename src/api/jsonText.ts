@@ -55,23 +55,6 @@ export function keptBytesOf(codec: object, value: unknown, compute: () => Buffer
   return bytes;
 }
 
-/**
- * The bytes of a whole answer around a shared value, `head` (the envelope's metadata) and the
- * value's JSON: kept beside the value while its metadata stays the same (a kept answer served
- * again carries the same dependent root, and mostly the same flags).
- */
-export function keptEnvelopeOf(codec: object, value: unknown, head: string, compute: () => Buffer): Buffer {
-  if (typeof value !== "object" || value === null || !shared.has(value)) return compute();
-  let byValue = envelopes.get(codec);
-  if (!byValue) envelopes.set(codec, (byValue = new WeakMap()));
-  const kept = byValue.get(value);
-  if (kept?.head === head) return kept.bytes;
-  const bytes = compute();
-  byValue.set(value, {head, bytes});
-  return bytes;
-}
-const envelopes = new WeakMap<object, WeakMap<object, {head: string; bytes: Buffer}>>();
-
 /** The 0x hex of bytes kept and written again and again (the dependent root of every duties answer), made once per array. */
 export function keptHex(bytes: Uint8Array): string {
   let hex = hexOfKept.get(bytes);

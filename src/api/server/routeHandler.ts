@@ -2,7 +2,7 @@ import type {ChainForkConfig} from "@lodestar/config";
 import {ApiError, badRequest, renderError} from "../errors.ts";
 import type {BodyDef, EventSource, ParamDef, Route, WireFormat} from "../routes/types.ts";
 import {coalesce, envelopeChunks, envelopeHead, envelopeText} from "../streaming.ts";
-import {isShared, jsonTextOf, keptEnvelopeOf} from "../jsonText.ts";
+import {isShared, jsonTextOf} from "../jsonText.ts";
 import {MEDIA_TYPE, type WireRequest, type WireResponse} from "../wire.ts";
 import {declinedReason} from "../impl/notImplemented.ts";
 import {eventStreamResponse} from "./eventStream.ts";
@@ -116,10 +116,7 @@ function formatData(response: DataResponse, metaFields: MetaFields, data: unknow
   const chunks = response.data.toJsonChunks?.(data, meta);
   if (chunks) return {status: 200, headers, body: coalesce(envelopeChunks(json, chunks))};
   const bytes = response.data.toJsonBytes?.(data, meta);
-  if (bytes) {
-    const head = envelopeHead(json);
-    return {status: 200, headers, body: keptEnvelopeOf(response.data, data, head, () => Buffer.concat([Buffer.from(head), ...bytes, CLOSE_ENVELOPE]))};
-  }
+  if (bytes) return {status: 200, headers, body: Buffer.concat([Buffer.from(envelopeHead(json)), ...bytes, CLOSE_ENVELOPE])};
   const text = jsonTextOf(response.data, data, () => response.data.toJsonText?.(data, meta) ?? JSON.stringify(response.data.toJson(data, meta)));
   // undefined data has no `data` key (what JSON.stringify of the envelope gives)
   if (text === undefined) return {status: 200, headers, body: JSON.stringify(json)};

@@ -25,6 +25,8 @@ function emptySegment<R>(): Segment<R> {
 
 /** Paths matched before, per method: a client asks the same few paths again and again. */
 const MAX_RECENT_PATHS = 1024;
+/** longer paths are matched each time: kept, a flood of them could hold 1,024 request lines' worth */
+const MAX_RECENT_PATH_LENGTH = 256;
 
 export class Router<R> {
   private readonly root = emptySegment<R>();
@@ -59,7 +61,7 @@ export class Router<R> {
     const known = recent?.get(path);
     if (known !== undefined) return known;
     const found = this.matchPath(method, path);
-    if (found === undefined) return undefined;
+    if (found === undefined || path.length > MAX_RECENT_PATH_LENGTH) return found;
     if (!recent) this.recent.set(method, (recent = new Map()));
     if (recent.size >= MAX_RECENT_PATHS) recent.clear();
     recent.set(path, found);

@@ -3,7 +3,7 @@ import {type CachedBeaconStateAllForks, computeStartSlotAtEpoch, processSlots} f
 import {type Root, type phase0, ssz} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import request from "supertest";
-import {createApp} from "../../../src/api/server/index.ts";
+import {createApiHandlers, createApp} from "../../../src/api/server/index.ts";
 import {AnswerCache} from "../../../src/api/impl/answerCache.ts";
 import {TestChain, createTestContext} from "./testContext.ts";
 import type {ChainEvents} from "../../../src/chain/interface.ts";
@@ -201,6 +201,30 @@ describe("answer cache: duties", () => {
     expect(optimistic.body.data).toEqual(first.body.data);
     chain.optimisticRoots.clear();
     expect((await ask()).text).toBe(first.text);
+  });
+});
+
+describe("kept whole answers", () => {
+  it("attester duties asked again get the same response, headers and bytes, until a flag changes", async () => {
+    const t = createTestContext();
+    const chain = new MovingHeadChain(t.state);
+    chain.slot = 1;
+    const handle = createApiHandlers({...t.ctx, chain}).getAttesterDuties;
+    const body = new TextEncoder().encode(JSON.stringify(["0", "1", "2"]));
+    const ask = () => handle({params: {epoch: "0"}, query: {}, headers: {"content-type": "application/json"}, body});
+    const first = await ask();
+    expect(first.status).toBe(200);
+    expect(await ask()).toBe(first);
+    expect(Object.isFrozen(first.headers)).toBe(true);
+    chain.optimisticRoots.add(toHex(chain.getHead().blockRoot));
+    const optimistic = await ask();
+    expect(optimistic).not.toBe(first);
+    expect(optimistic.headers["Eth-Execution-Optimistic"]).toBe("true");
+    expect(JSON.parse(Buffer.from(optimistic.body as Uint8Array).toString()).execution_optimistic).toBe(true);
+    chain.optimisticRoots.clear();
+    const again = await ask();
+    expect(again.headers["Eth-Execution-Optimistic"]).toBe("false");
+    expect(Buffer.from(again.body as Uint8Array).equals(Buffer.from(first.body as Uint8Array))).toBe(true);
   });
 });
 

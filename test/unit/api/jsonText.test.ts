@@ -1,6 +1,6 @@
 import {describe, it, expect} from "@jest/globals";
 import {ssz} from "@lodestar/types";
-import {jsonTextOf, keptEnvelopeOf, markShared} from "../../../src/api/jsonText.ts";
+import {jsonTextOf, markShared} from "../../../src/api/jsonText.ts";
 import {listData} from "../../../src/api/codecs.ts";
 import {envelopeText} from "../../../src/api/streaming.ts";
 
@@ -21,23 +21,6 @@ describe("JSON text of shared answers", () => {
     expect(calls).toBe(3);
     // another codec writes the same value its own way
     expect(jsonTextOf(codecB, kept, () => "other")).toBe("other");
-  });
-
-  it("a whole answer around a shared value is kept while its envelope's head stays the same", () => {
-    let builds = 0;
-    const codec = {};
-    const build = (head: string) => () => (builds++, Buffer.from(`${head}[1]}`));
-    const kept = markShared([1]);
-    const first = keptEnvelopeOf(codec, kept, '{"data":', build('{"data":'));
-    expect(keptEnvelopeOf(codec, kept, '{"data":', build('{"data":'))).toBe(first);
-    expect(builds).toBe(1);
-    const flagged = keptEnvelopeOf(codec, kept, '{"execution_optimistic":true,"data":', build('{"execution_optimistic":true,"data":'));
-    expect(flagged.toString()).toBe('{"execution_optimistic":true,"data":[1]}');
-    expect(builds).toBe(2);
-    // a value not shared is built every time
-    keptEnvelopeOf(codec, [1], '{"data":', build('{"data":'));
-    keptEnvelopeOf(codec, [1], '{"data":', build('{"data":'));
-    expect(builds).toBe(4);
   });
 
   it("a list's text from its items' texts is exactly JSON.stringify of its JSON", () => {
