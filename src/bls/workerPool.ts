@@ -10,13 +10,14 @@ const log = getLogger("bls");
 /** sets sent to a worker in one batch at most: one batch of a block's or a slot's gossip, small enough to retry job by job */
 const MAX_BATCH_SETS = 128;
 /**
- * On the event loop, a batch holds it about 7 ms at most (16 sets over distinct messages, 5 ms
- * over one), as one step of the node's LoopTurns. Smaller batches cost more per set (4 sets: 0.6
- * ms a set, against 0.4) and, as each turn delays the requests in flight, a slot's many short
- * turns delayed more of them than its few long ones: the REST p99 rose. 32 sets (13 ms) gave
- * attester duties under load a p99 of 5-6 ms and a p99.9 of 13-16; 16 sets 4-6 and 13-14.
+ * On the event loop, a batch holds it about 3 ms at most (6 sets over distinct messages), one
+ * step of the node's LoopTurns (3 ms a turn). Smaller batches cost more per set (one set 0.95 ms,
+ * 4 sets 0.6 ms a set, 16 sets 0.4). 16 sets (7 ms) in turns of 5 ms, against 6 sets in turns of 3
+ * ms, under attester-duties load with the dev validators' slot work (14 alternated rounds of 8 s
+ * each): requests over 5 ms 0.96% -> 0.68%, p99.9 10.7 -> 7.7 ms, rounds with a p99 of 5 ms or
+ * more 6 -> 2; 4 sets in turns of 2 ms did the same at a lower rate.
  */
-const MAX_BATCH_SETS_ON_LOOP = 16;
+const MAX_BATCH_SETS_ON_LOOP = 6;
 /** what a set is first taken to cost on the event loop, until batches have been timed */
 const INITIAL_MS_PER_SET = 0.45;
 /** the worker of this module, from the sources or from the build (the same extension as this file) */
