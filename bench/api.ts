@@ -9,7 +9,7 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {ChildProcess} from "node:child_process";
-import {CEILING_SERVER, CONNECTIONS, DURATION_S, HOST, type Measurement, type Target, chainClock, measure, startServer, stop, waitForHeadSlot} from "./harness.ts";
+import {CEILING_SERVER, CONNECTIONS, DURATION_S, HOST, WARMUP_S, type Measurement, type Target, chainClock, measure, startServer, stop, waitForHeadSlot} from "./harness.ts";
 import {freePort, rssMiB, startPeer} from "./peer.ts";
 import {printComparison, type Runs} from "./comparison.ts";
 
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     const rssAfter = servers.map((s) => rssMiB(s.pid));
     printComparison(runs, servers.map((s) => s.name));
     console.log(`\nRSS before and after the load: ${servers.map((s, i) => `${s.name} ${rssBefore[i]} → ${rssAfter[i]} MiB`).join("; ")}`);
-    console.log(`${CONNECTIONS} connections, ${DURATION_S} s per endpoint and round, ${ROUNDS} rounds, loopback ${HOST}; latency in whole ms.`);
+    console.log(`${CONNECTIONS} connections, ${DURATION_S} s per endpoint and round after ${WARMUP_S} s unmeasured, ${ROUNDS} rounds, loopback ${HOST}; latency in whole ms.`);
   } finally {
     for (const proc of procs.reverse()) await stop(proc);
     rmSync(dataDir, {recursive: true, force: true});

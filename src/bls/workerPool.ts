@@ -3,19 +3,19 @@ import type {ISignatureSet, PubkeyCache} from "@lodestar/state-transition";
 import {getLogger} from "../log.ts";
 import {serializeSet, type SerializedSet, type SignatureVerifier} from "./verifier.ts";
 import {verifyJobs} from "./verifyJobs.ts";
-import {LoopTurns} from "../loopTurns.ts";
+import {LoopTurns, StepCost} from "../loopTurns.ts";
 
 const log = getLogger("bls");
 
 /** sets sent to a worker in one batch at most: one batch of a block's or a slot's gossip, small enough to retry job by job */
 const MAX_BATCH_SETS = 128;
 /**
- * On the event loop, a batch holds it about 3 ms at most (6 sets over distinct messages), one
- * step of the node's LoopTurns (3 ms a turn). Smaller batches cost more per set (one set 0.95 ms,
- * 4 sets 0.6 ms a set, 16 sets 0.4). 16 sets (7 ms) in turns of 5 ms, against 6 sets in turns of 3
- * ms, under attester-duties load with the dev validators' slot work (14 alternated rounds of 8 s
- * each): requests over 5 ms 0.96% -> 0.68%, p99.9 10.7 -> 7.7 ms, rounds with a p99 of 5 ms or
- * more 6 -> 2; 4 sets in turns of 2 ms did the same at a lower rate.
+ * On the event loop, a batch takes as many sets as fit in a turn's budget at the measured cost of
+ * a set (3-4 in the default 2 ms), and never more than this. Smaller batches cost more per set
+ * (one set 0.95 ms, 4 sets 0.6 ms a set, 16 sets 0.4), but each turn delays the REST requests in
+ * flight: 16 sets (7 ms) in turns of 5 ms, against 6 sets in turns of 3 ms, under attester-duties
+ * load with the dev validators' slot work (14 alternated rounds of 8 s each): requests over 5 ms
+ * 0.96% -> 0.68%, p99.9 10.7 -> 7.7 ms, rounds with a p99 of 5 ms or more 6 -> 2.
  */
 const MAX_BATCH_SETS_ON_LOOP = 6;
 /** what a set is first taken to cost on the event loop, until batches have been timed */
@@ -57,8 +57,8 @@ export class BlsWorkerPool implements SignatureVerifier {
   private closed = false;
   /** sets waiting in `queue` */
   private queuedSets = 0;
-  /** the on-loop cost of a set, a moving average over the batches checked */
-  private msPerSet = INITIAL_MS_PER_SET;
+  /** the on-loop cost of a set, over the batches checked */
+  private readonly setCost = new StepCost(INITIAL_MS_PER_SET);
 
   private readonly turns: LoopTurns;
 
@@ -107,22 +107,20 @@ export class BlsWorkerPool implements SignatureVerifier {
     // before the step's turn, as it waits behind the other CPU-bound steps (the node's signing)
     if (this.workers.length > 0) setImmediate(flush);
     // its cost as it will be when its turn comes: the batch it will take, at the measured rate
-    else void this.turns.run(flush, () => Math.min(this.queuedSets, MAX_BATCH_SETS_ON_LOOP) * this.msPerSet);
+    else void this.turns.run(flush, () => Math.min(this.queuedSets, this.setsPerTurn()) * this.setCost.ms);
   }
 
   private flush(): void {
     if (this.workers.length === 0) {
-      // no threads: one batch is checked here, smaller, and the event loop comes in before the next
-      const jobs = this.takeBatch(MAX_BATCH_SETS_ON_LOOP);
-      const started = performance.now();
+      // no threads: one batch is checked here, within a turn's budget, and the event loop comes in before the next
+      const jobs = this.takeBatch(this.setsPerTurn());
+      const sets = jobs.reduce((n, job) => n + job.sets.length, 0);
       let results: boolean[];
       try {
-        results = verifyJobs(jobs.map((job) => job.sets));
+        results = this.setCost.time(() => verifyJobs(jobs.map((job) => job.sets)), sets);
       } catch {
         results = jobs.map(() => false);
       }
-      const sets = jobs.reduce((n, job) => n + job.sets.length, 0);
-      this.msPerSet = 0.8 * this.msPerSet + (0.2 * (performance.now() - started)) / sets;
       jobs.forEach((job, i) => job.resolve(results[i]));
       if (this.queue.length > 0) this.scheduleFlush();
       return;
@@ -137,6 +135,11 @@ export class BlsWorkerPool implements SignatureVerifier {
       pw.worker.ref();
       pw.worker.postMessage({id, jobs: jobs.map((job) => job.sets)});
     }
+  }
+
+  /** sets of an on-loop batch: as many as a turn's budget holds at their measured cost (at least one) */
+  private setsPerTurn(): number {
+    return Math.max(1, Math.min(MAX_BATCH_SETS_ON_LOOP, Math.floor(this.turns.budgetMs / this.setCost.ms)));
   }
 
   /** The next jobs of the queue, up to `maxSets` sets (at least one job). */

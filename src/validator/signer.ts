@@ -16,8 +16,11 @@ import {computeEpochAtSlot, computeSigningRoot, computeStartSlotAtEpoch, interop
 import {ssz} from "@lodestar/types";
 import type {AggregateAndProof, BeaconBlock, BLSSignature, DomainType, Epoch, Root, SignedAggregateAndProof, SignedBeaconBlock, Slot, altair, phase0} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
-import {LoopTurns} from "../loopTurns.ts";
+import {LoopTurns, StepCost} from "../loopTurns.ts";
 import type {SlashingProtection} from "./slashingProtection.ts";
+
+/** what a signature is first taken to cost on the event loop, until signatures have been timed */
+const INITIAL_MS_PER_SIGNATURE = 0.4;
 
 /**
  * The one place where validator messages are signed. Every domain uses the fork version of
@@ -34,6 +37,8 @@ export class ValidatorSigner {
   private readonly keys = new Map<string, SecretKey>();
   private readonly pubkeyList: Uint8Array[] = [];
   private readonly turns: LoopTurns;
+  /** a signature's time on the event loop: turns of signatures end within their budget */
+  private readonly signatureCost = new StepCost(INITIAL_MS_PER_SIGNATURE);
 
   constructor(config: BeaconConfig, secretKeys: SecretKey[], protection: SlashingProtection, turns = new LoopTurns()) {
     this.config = config;
@@ -118,6 +123,9 @@ export class ValidatorSigner {
   private async signRoot(pubkey: Uint8Array, signingRoot: Uint8Array): Promise<BLSSignature> {
     const sk = this.keys.get(toHex(pubkey));
     if (!sk) throw new Error(`no secret key for pubkey ${toHex(pubkey)}`);
-    return this.turns.run(() => sk.sign(signingRoot).toBytes());
+    return this.turns.run(
+      () => this.signatureCost.time(() => sk.sign(signingRoot).toBytes()),
+      () => this.signatureCost.ms
+    );
   }
 }

@@ -102,6 +102,22 @@ describe("BLS checks on the event loop, by their expected cost", () => {
   });
 });
 
+describe("BLS checks on the event loop, sized to the turn", () => {
+  it("a batch holds as many sets as the budget at their measured cost, so a queue of checks is spread over turns", async () => {
+    // a set costs 0.4 ms or more here: a 1 ms budget holds 1 or 2 of them, never the 6 of a larger budget
+    const turns = new LoopTurns(1);
+    const pool = new BlsWorkerPool(0, turns);
+    const turn = turnCounter();
+    try {
+      const checkedAt = await Promise.all(Array.from({length: 6}, (_, j) => pool.verify([indexed(j % 8, j)], pubkeyCache).then(() => turn.now())));
+      expect(new Set(checkedAt).size).toBeGreaterThanOrEqual(3);
+    } finally {
+      turn.stop();
+      await pool.close();
+    }
+  });
+});
+
 describe("BLS worker pool lifecycle", () => {
   it("a closed pool refuses new work", async () => {
     const closing = new BlsWorkerPool(1);

@@ -1,7 +1,7 @@
 import {describe, expect, it} from "@jest/globals";
 import {createServer} from "node:http";
 import type {AddressInfo} from "node:net";
-import {LoopTurns} from "../../../src/loopTurns.ts";
+import {LoopTurns, StepCost} from "../../../src/loopTurns.ts";
 import {turnCounter} from "../turnCounter.ts";
 
 /** Holds the thread for `ms`, as a BLS signature does for about half a millisecond. */
@@ -90,5 +90,51 @@ describe("LoopTurns", () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe("StepCost", () => {
+  it("starts at the given cost and moves toward what steps take, per unit of a batch", () => {
+    const cost = new StepCost(10);
+    expect(cost.ms).toBe(10);
+    for (let i = 0; i < 30; i++) expect(cost.time(() => (busy(1), i))).toBe(i);
+    // about 1 ms now (and at least 1: each step held the thread that long)
+    expect(cost.ms).toBeGreaterThanOrEqual(1);
+    expect(cost.ms).toBeLessThan(2);
+    for (let i = 0; i < 30; i++) cost.time(() => busy(2), 4);
+    expect(cost.ms).toBeGreaterThanOrEqual(0.5);
+    expect(cost.ms).toBeLessThan(1);
+  });
+
+  it("a step that throws is timed too, and its error goes to the caller", () => {
+    const cost = new StepCost(10);
+    expect(() =>
+      cost.time(() => {
+        throw new Error("bad step");
+      })
+    ).toThrow("bad step");
+    expect(cost.ms).toBeLessThan(10);
+  });
+
+  it("steps that declare their measured cost end their turn within the budget instead of one step past it", async () => {
+    const turns = new LoopTurns(4);
+    const cost = new StepCost(1);
+    const turn = turnCounter();
+    const started: number[] = [];
+    const ranAt = await Promise.all(
+      Array.from({length: 8}, () =>
+        turns.run(
+          () => cost.time(() => (started.push(performance.now()), busy(1), turn.now())),
+          () => cost.ms
+        )
+      )
+    );
+    turn.stop();
+    // 1 ms steps that say so, in a 4 ms budget: a 4th would end the turn past it, so 3 a turn at most
+    // (undeclared, a 4th starts while under 4 ms have passed)
+    const perTurn = [...new Set(ranAt)].map((t) => ranAt.filter((x) => x === t).length);
+    expect(perTurn.length).toBeGreaterThanOrEqual(3);
+    for (const n of perTurn) expect(n).toBeLessThanOrEqual(3);
+    expect(started.length).toBe(8);
   });
 });
