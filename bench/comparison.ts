@@ -18,13 +18,15 @@ const range = (ms: Measurement[]): string => {
   return Math.min(...rates) === Math.max(...rates) ? String(rates[0]) : `${Math.min(...rates)}–${Math.max(...rates)}`;
 };
 const worstP99 = (ms: Measurement[]): number => Math.max(...ms.map((m) => m.p99));
+/** each round's p99, in the order run */
+const p99s = (ms: Measurement[]): string => ms.map((m) => millis(m.p99)).join("/");
 const failures = (ms: Measurement[]): number => ms.reduce((n, m) => n + m.failed, 0);
 
 export function printComparison(runs: Runs, serverNames: string[]): void {
   const ceiling = mean(runs.ceiling.map((m) => m.rps));
   const withPeer = serverNames.length > 1;
-  const header = ["endpoint", "bytes", ...serverNames.flatMap((n) => [`${n} req/s`, "p99 ms"]), ...(withPeer ? ["x peer"] : []), "ceiling req/s", "of ceiling", "failed", "targets"];
-  const lines: string[][] = [["bare node:http (ceiling)", "30", range(runs.ceiling), millis(worstP99(runs.ceiling)), ...serverNames.slice(1).flatMap(() => ["", ""]), ...(withPeer ? [""] : []), "", "1.00", "0", ""]];
+  const header = ["endpoint", "bytes", ...serverNames.flatMap((n) => [`${n} req/s`, "p99 ms"]), ...(withPeer ? ["x peer"] : []), "ceiling req/s", "p99 ms", "of ceiling", "failed", "targets"];
+  const lines: string[][] = [["bare node:http (ceiling)", "30", range(runs.ceiling), p99s(runs.ceiling), ...serverNames.slice(1).flatMap(() => ["", ""]), ...(withPeer ? [""] : []), "", "", "1.00", "0", ""]];
   for (const [name, {small, byServer, bytes, ceiling: sized}] of runs.byTarget) {
     const ours = byServer[0];
     const timesPeer = withPeer ? mean(ours.map((m) => m.rps)) / mean(byServer[1].map((m) => m.rps)) : undefined;
@@ -37,9 +39,10 @@ export function printComparison(runs: Runs, serverNames: string[]): void {
     lines.push([
       name,
       bytes ? String(bytes) : "<1024",
-      ...byServer.flatMap((ms) => [range(ms), millis(worstP99(ms))]),
+      ...byServer.flatMap((ms) => [range(ms), p99s(ms)]),
       ...(timesPeer !== undefined ? [timesPeer.toFixed(2)] : []),
       sized.length > 0 ? range(sized) : "",
+      sized.length > 0 ? p99s(sized) : "",
       ofCeiling.toFixed(2),
       byServer.map(failures).join("/"),
       small ? (missed.length === 0 ? "met" : missed.join(", ")) : "",
@@ -48,6 +51,7 @@ export function printComparison(runs: Runs, serverNames: string[]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const row = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   console.log(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
-  console.log(`req/s: the range over the rounds; p99: the worst round; "x peer" and "of ceiling": ratios of the means. Answers over 1 KiB are compared
-with the bare server answering as many bytes ("ceiling req/s"), smaller ones with its small constant; "failed": non-2xx answers and errors, per server.`);
+  console.log(`req/s: the range over the rounds; p99: each round's, in whole ms (a target is met when every round's is); "x peer" and "of ceiling":
+ratios of the means. Answers over 1 KiB are compared with the bare server answering as many bytes ("ceiling req/s" and its p99), smaller
+ones with its small constant; "failed": non-2xx answers and errors, per server.`);
 }
