@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     const runs: Runs = {ceiling: [], byTarget: new Map()};
     for (let round = 1; round <= ROUNDS; round++) {
       console.log(`round ${round} of ${ROUNDS}`);
-      runs.ceiling.push(await measure(`http://${HOST}:${ceilingServer.port}`, {name: "bare node:http (ceiling)", path: "/"}));
+      runs.ceiling.push(await measure(`http://${HOST}:${ceilingServer.port}`, {name: "bare node:http (ceiling)", path: "/"}, ceilingServer.proc.pid));
       const perServer = servers.map((s) => targets(s.clock));
       for (let i = 0; i < perServer[0].length; i++) {
         const target = perServer[0][i];
@@ -86,8 +86,8 @@ async function main(): Promise<void> {
         const bytes = sizes[i] > 1024 ? sizes[i] : undefined;
         const row = runs.byTarget.get(target.name) ?? {small: target.small, bytes, byServer: servers.map((): Measurement[] => []), ceiling: []};
         runs.byTarget.set(target.name, row);
-        for (let s = 0; s < servers.length; s++) row.byServer[s].push(await measure(servers[s].base, perServer[s][i]));
-        if (bytes) row.ceiling.push(await measure(`http://${HOST}:${ceilingServer.port}`, {name: "ceiling", path: `/?bytes=${bytes}`}));
+        for (let s = 0; s < servers.length; s++) row.byServer[s].push(await measure(servers[s].base, perServer[s][i], servers[s].pid));
+        if (bytes) row.ceiling.push(await measure(`http://${HOST}:${ceilingServer.port}`, {name: "ceiling", path: `/?bytes=${bytes}`}, ceilingServer.proc.pid));
       }
     }
     const rssAfter = servers.map((s) => rssMiB(s.pid));

@@ -1,7 +1,7 @@
 // The table of `npm run bench:api`: each endpoint's rate and p99 on each server, over the rounds,
 // beside the ceiling of the same run, and whether the small answers meet their targets
 // (at least 2x the peer, at least half the ceiling, p99 under 5 ms).
-import {type Measurement, millis} from "./harness.ts";
+import {type Measurement, millis, printColumns} from "./harness.ts";
 
 export interface Runs {
   /** the bare server, once per round */
@@ -48,10 +48,25 @@ export function printComparison(runs: Runs, serverNames: string[]): void {
       small ? (missed.length === 0 ? "met" : missed.join(", ")) : "",
     ]);
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const row = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  console.log(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
+  printColumns(header, lines, [0, header.length - 1]);
   console.log(`req/s: the range over the rounds; p99: each round's, in whole ms (a target is met when every round's is); "x peer" and "of ceiling":
 ratios of the means. Answers over 1 KiB are compared with the bare server answering as many bytes ("ceiling req/s" and its p99), smaller
 ones with its small constant; "failed": non-2xx answers and errors, per server.`);
+  printCpu(runs, serverNames);
 }
+
+/** Each server's CPU time per request (user and system, all its threads), beside the bare server's for the same bytes. */
+function printCpu(runs: Runs, serverNames: string[]): void {
+  const perRequest = (ms: Measurement[]): number | undefined => (ms.every((m) => m.cpuUsPerRequest !== undefined) ? mean(ms.map((m) => m.cpuUsPerRequest!)) : undefined);
+  const cell = (us: number | undefined): string => (us === undefined ? "" : us.toFixed(1));
+  const smallCeiling = perRequest(runs.ceiling);
+  const lines = [...runs.byTarget].map(([name, {byServer, ceiling: sized}]) => {
+    const ceiling = sized.length > 0 ? perRequest(sized) : smallCeiling;
+    const ours = perRequest(byServer[0]);
+    return [name, ...byServer.map((ms) => cell(perRequest(ms))), cell(ceiling), ours !== undefined && ceiling !== undefined ? (ours / ceiling).toFixed(2) : ""];
+  });
+  printColumns(["CPU µs per request", ...serverNames, "bare server", "x bare"], lines);
+  console.log(`The mean over the rounds of each process's user and system time (all its threads, the chain's own work included) over
+the requests it answered; "bare server": the one answering as many bytes, or its small constant.`);
+}
+

@@ -2,6 +2,7 @@
 // reports its port, the dev chain's clock, and autocannon runs printed as one table.
 import autocannon from "autocannon";
 import {spawn, type ChildProcess} from "node:child_process";
+import {readFileSync} from "node:fs";
 import {createInterface} from "node:readline";
 
 export const HOST = "127.0.0.1";
@@ -34,6 +35,8 @@ export interface Measurement {
   failed: number;
   /** response bytes per second (headers and bodies) */
   bytesPerSecond: number;
+  /** the server's CPU time (user and system) per request, in µs, when its process id was given */
+  cpuUsPerRequest?: number;
 }
 
 /**
@@ -108,7 +111,14 @@ export async function waitForHeadSlot(base: string, minSlot: number): Promise<vo
   }
 }
 
-export async function measure(base: string, target: Target): Promise<Measurement> {
+/** a process's CPU time (user and system) so far, in µs, from /proc (Linux: 100 ticks a second) */
+function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** One run of `target` (after the unmeasured warm-up); with `pid`, the server's CPU per request too. */
+export async function measure(base: string, target: Target, pid?: number): Promise<Measurement> {
   const options = {
     url: base + (typeof target.path === "string" ? target.path : target.path()),
     method: target.method ?? "GET",
@@ -117,12 +127,21 @@ export async function measure(base: string, target: Target): Promise<Measurement
     connections: CONNECTIONS,
   };
   if (WARMUP_S > 0) await autocannon({...options, duration: WARMUP_S});
+  const cpuBefore = pid === undefined ? 0 : cpuMicros(pid);
   const result = await autocannon({...options, duration: DURATION_S});
-  return {name: target.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors, bytesPerSecond: result.throughput.average};
+  const cpuUsPerRequest = pid === undefined ? undefined : (cpuMicros(pid) - cpuBefore) / Math.max(1, result.requests.total);
+  return {name: target.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors, bytesPerSecond: result.throughput.average, cpuUsPerRequest};
 }
 
 /** autocannon's latency histogram counts whole milliseconds */
 export const millis = (ms: number): string => (ms < 1 ? "<1" : ms.toFixed(0));
+
+/** A text table: columns as wide as their widest cell, numbers to the right, the columns in `leftAligned` to the left. */
+export function printColumns(header: string[], lines: string[][], leftAligned: number[] = [0]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const row = (cells: string[]) => cells.map((c, i) => (leftAligned.includes(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  console.log(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
+}
 
 export function printTable(ceiling: Measurement, rows: Measurement[]): void {
   const header = ["endpoint", "req/s", "p50 ms", "p99 ms", "MB/s", "of ceiling", "failed"];
@@ -135,8 +154,6 @@ export function printTable(ceiling: Measurement, rows: Measurement[]): void {
     m === ceiling ? "1.00" : (m.rps / ceiling.rps).toFixed(3),
     String(m.failed),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const row = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  console.log(`\n${row(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${lines.map(row).join("\n")}`);
+  printColumns(header, lines);
   console.log(`\n${CONNECTIONS} connections, ${DURATION_S} s per endpoint after ${WARMUP_S} s unmeasured, loopback ${HOST}; latency in whole ms; "failed": non-2xx answers and errors.`);
 }
