@@ -19,6 +19,15 @@ const MIN_HEAD_SLOT = 3;
 const VALIDATORS = 64;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PEER_DIR = process.env.BENCH_PEER;
+/** only the endpoints whose name holds this text */
+const ONLY = process.env.BENCH_ONLY;
+/**
+ * While one server is measured, the other beacon nodes are stopped (SIGSTOP, then SIGCONT): each
+ * runs its own chain, and a slot's work of the other (Lodestar's comes in bursts of 100-160 ms of
+ * CPU) would take a core from the server measured or from autocannon on a 2-core machine. The
+ * measured node's own chain work goes on. `BENCH_PAUSE_OTHERS=0` keeps them all running.
+ */
+const PAUSE_OTHERS = process.env.BENCH_PAUSE_OTHERS !== "0";
 
 interface Server {
   name: string;
@@ -30,7 +39,7 @@ interface Server {
 /** The endpoints, each with a path that may depend on the server's clock; `small` ones carry the issue's targets. */
 function targets(clock: Server["clock"]): (Target & {small: boolean})[] {
   const indices = JSON.stringify(Array.from({length: VALIDATORS}, (_, i) => String(i)));
-  return [
+  const all: (Target & {small: boolean})[] = [
     {small: true, name: "GET /eth/v1/node/version", path: "/eth/v1/node/version"},
     {small: true, name: "GET /eth/v1/beacon/headers/head", path: "/eth/v1/beacon/headers/head"},
     {small: true, name: "GET /eth/v1/beacon/states/head/finality_checkpoints", path: "/eth/v1/beacon/states/head/finality_checkpoints"},
@@ -40,6 +49,18 @@ function targets(clock: Server["clock"]): (Target & {small: boolean})[] {
     {small: false, name: "GET /eth/v1/beacon/states/head/validators?id=1", path: "/eth/v1/beacon/states/head/validators?id=1"},
     {small: false, name: `GET /eth/v1/beacon/states/head/validators (${VALIDATORS})`, path: "/eth/v1/beacon/states/head/validators"},
   ];
+  return ONLY === undefined ? all : all.filter((t) => t.name.includes(ONLY));
+}
+
+/** `run`'s result, with every beacon node but `measured` (none: all of them) stopped meanwhile. */
+async function withOthersStopped<T>(servers: Server[], measured: Server | undefined, run: () => Promise<T>): Promise<T> {
+  const others = PAUSE_OTHERS ? servers.filter((s) => s !== measured) : [];
+  for (const s of others) process.kill(s.pid, "SIGSTOP");
+  try {
+    return await run();
+  } finally {
+    for (const s of others) process.kill(s.pid, "SIGCONT");
+  }
 }
 
 /** The size of a target's answer now, in bytes. */
@@ -78,7 +99,7 @@ async function main(): Promise<void> {
     const runs: Runs = {ceiling: [], byTarget: new Map()};
     for (let round = 1; round <= ROUNDS; round++) {
       console.log(`round ${round} of ${ROUNDS}`);
-      runs.ceiling.push(await measure(`http://${HOST}:${ceilingServer.port}`, {name: "bare node:http (ceiling)", path: "/"}, ceilingServer.proc.pid));
+      runs.ceiling.push(await withOthersStopped(servers, undefined, () => measure(`http://${HOST}:${ceilingServer.port}`, {name: "bare node:http (ceiling)", path: "/"}, ceilingServer.proc.pid)));
       const perServer = servers.map((s) => targets(s.clock));
       for (let i = 0; i < perServer[0].length; i++) {
         const target = perServer[0][i];
@@ -86,8 +107,8 @@ async function main(): Promise<void> {
         const bytes = sizes[i] > 1024 ? sizes[i] : undefined;
         const row = runs.byTarget.get(target.name) ?? {small: target.small, bytes, byServer: servers.map((): Measurement[] => []), ceiling: []};
         runs.byTarget.set(target.name, row);
-        for (let s = 0; s < servers.length; s++) row.byServer[s].push(await measure(servers[s].base, perServer[s][i], servers[s].pid));
-        if (bytes) row.ceiling.push(await measure(`http://${HOST}:${ceilingServer.port}`, {name: "ceiling", path: `/?bytes=${bytes}`}, ceilingServer.proc.pid));
+        for (let s = 0; s < servers.length; s++) row.byServer[s].push(await withOthersStopped(servers, servers[s], () => measure(servers[s].base, perServer[s][i], servers[s].pid)));
+        if (bytes) row.ceiling.push(await withOthersStopped(servers, undefined, () => measure(`http://${HOST}:${ceilingServer.port}`, {name: "ceiling", path: `/?bytes=${bytes}`}, ceilingServer.proc.pid)));
       }
     }
     const rssAfter = servers.map((s) => rssMiB(s.pid));
