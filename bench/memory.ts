@@ -11,6 +11,8 @@
 
 // the dev chain's preset, fixed before any lodestar module loads (they are imported below)
 process.env.LODESTAR_PRESET ??= "minimal";
+// SSZ roots with the hasher the node runs (src/hasher.ts), in this process too
+await (await import("../src/hasher.ts")).useFastestHasher();
 const {SLOTS_PER_EPOCH} = await import("@lodestar/params");
 const {initLogging, parseLogDirective} = await import("../src/log.ts");
 const {startDrivenChain} = await import("./drivenChain.ts");

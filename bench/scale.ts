@@ -195,6 +195,8 @@ async function moveHead(base: string, atLeastSlot = 0): Promise<{slot: number; d
 }
 
 async function main(): Promise<void> {
+  // the state is built in this process: with the hasher the node runs (src/hasher.ts)
+  await (await import("../src/hasher.ts")).useFastestHasher();
   console.log(`state of ${COUNT} validators (mainnet preset, bellatrix)…`);
   const state = await scaleState(STATE_FILE, COUNT, (line) => console.log(line));
   const dir = mkdtempSync(join(tmpdir(), "bench-scale-"));

@@ -11,6 +11,8 @@ import {fileURLToPath} from "node:url";
 import {nodeImportRate} from "./segment.ts";
 
 process.env.LODESTAR_PRESET ??= "minimal";
+// SSZ roots with the hasher the node runs (src/hasher.ts), in this process too
+await (await import("../src/hasher.ts")).useFastestHasher();
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
 const HOST = "127.0.0.1";
 /** blocks the source chain makes before the syncing node starts */

@@ -34,6 +34,7 @@ import {createNodeMetrics} from "./metrics/nodeMetrics.ts";
 import {observeChain} from "./metrics/chainMetrics.ts";
 import {startMetricsServer} from "./metrics/server.ts";
 import {LoopTurns} from "./loopTurns.ts";
+import {hasherName} from "./hasher.ts";
 
 /** How soon after the first start the dev genesis happens, so the node is ready for slot 1. */
 const GENESIS_DELAY_SECONDS = 3;
@@ -52,7 +53,7 @@ export interface RunningNode {
 export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   initLogging({directive: opts.logLevel, format: opts.logFormat});
   const log = getLogger("node");
-  log.info({version: VERSION, network: opts.network, preset: opts.preset, dataDir: opts.dataDir, code: RUNNING_BUILD ? "dist" : "src"}, "starting beacon-gateway");
+  log.info({version: VERSION, network: opts.network, preset: opts.preset, dataDir: opts.dataDir, code: RUNNING_BUILD ? "dist" : "src", hasher: hasherName()}, "starting beacon-gateway");
   mkdirSync(opts.dataDir, {recursive: true});
   const metrics = opts.metrics ? createNodeMetrics() : undefined;
 

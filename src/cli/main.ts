@@ -15,6 +15,7 @@ import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "./slashingProtec
 import {MOCK_ENGINE_COMMAND} from "./executionOptions.ts";
 import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging, parseLogDirective} from "../log.ts";
+import {useFastestHasher} from "../hasher.ts";
 
 const USAGE = `Usage: beacon-gateway <command> [options]
 
@@ -32,6 +33,7 @@ Commands:
 /** Runs a command; resolves to the process exit code once it has stopped. */
 export async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
+  await useFastestHasher();
   try {
     if (command === "node") return await runNode(rest);
     if (command === "validator") return await runValidator(rest);

@@ -1,5 +1,6 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {ssz} from "@lodestar/types";
+import {toHex} from "@lodestar/utils";
 import {NodeProcess, getJson, tempDataDir} from "./nodeProcess.ts";
 import {participationOfPreviousEpoch} from "./participation.ts";
 
@@ -70,6 +71,14 @@ describe("dev chain, end to end", () => {
       expect(res.headers.get("eth-consensus-version")).toBe("fulu");
       const state = ssz.fulu.BeaconState.deserialize(new Uint8Array(await res.arrayBuffer()));
       expect(participationOfPreviousEpoch(state)).toBeGreaterThanOrEqual(0.95);
+
+      // the node hashes with a native SHA-256 (src/hasher.ts); this process with @noble/hashes: same roots
+      const started = node.logs.find((line) => line.msg === "starting beacon-gateway");
+      if (process.platform === "linux" && process.arch === "x64") expect(started?.hasher).toBe("hashtree");
+      const headStateRoot = head.body.data.header.message.state_root as string;
+      const headState = await fetch(`${url}/eth/v2/debug/beacon/states/${headStateRoot}`, {headers: {accept: "application/octet-stream"}});
+      expect(headState.status).toBe(200);
+      expect(toHex(ssz.fulu.BeaconState.hashTreeRoot(ssz.fulu.BeaconState.deserialize(new Uint8Array(await headState.arrayBuffer()))))).toBe(headStateRoot);
     },
     8 * SLOTS_PER_EPOCH * SECONDS_PER_SLOT * 1000
   );
