@@ -1,5 +1,5 @@
 import type {ChainForkConfig} from "@lodestar/config";
-import {MAX_REQUEST_LIGHT_CLIENT_UPDATES, MIN_SYNC_COMMITTEE_PARTICIPANTS, type ForkPostAltair, isForkPostAltair} from "@lodestar/params";
+import {GENESIS_SLOT, MAX_REQUEST_LIGHT_CLIENT_UPDATES, MIN_SYNC_COMMITTEE_PARTICIPANTS, type ForkPostAltair, isForkPostAltair} from "@lodestar/params";
 import {type BeaconStateAllForks, type CachedBeaconStateAltair, computeSyncPeriodAtSlot} from "@lodestar/state-transition";
 import {
   sszTypesFor,
@@ -230,7 +230,10 @@ export class LightClientServer implements LightClientReader {
       finalityBranch = attested.finalityBranch;
     } else {
       const header = await this.finalizedHeader(attested.finalizedRoot);
-      if (header) {
+      // a checkpoint of an epoch without blocks before it holds the genesis block's root, which no
+      // light client can be shown: validate_light_client_update takes a finalized header at the
+      // genesis slot for the zero root, and full-node.md asserts that root is zero; no finality then
+      if (header && header.beacon.slot !== GENESIS_SLOT) {
         finalizedHeader = headerAtFork(header, fork);
         finalityBranch = attested.finalityBranch;
       }

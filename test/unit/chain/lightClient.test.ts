@@ -121,6 +121,41 @@ describe("the light-client server's store", () => {
     expect(ssz.altair.LightClientUpdate.equals(period0.value as never, stored as never)).toBe(true);
     expect(await after.getBootstrap(new Uint8Array(32).fill(0xab))).toBeNull();
   });
+
+  it("gives no finality for a checkpoint that holds the genesis block's root (an epoch without blocks before it)", async () => {
+    const {db} = await openDb();
+    const genesis = createInteropGenesisState(chainConfig, 64, 1_700_000_000);
+    const config = createBeaconConfig(chainConfig, genesis.genesisValidatorsRoot);
+    const state = createCachedBeaconState(genesis, {config, pubkeyCache: createPubkeyCache()});
+    const genesisBlock = ssz.fulu.SignedBeaconBlock.defaultValue();
+    genesisBlock.message.stateRoot = state.hashTreeRoot();
+    const genesisRoot = ssz.fulu.BeaconBlock.hashTreeRoot(genesisBlock.message);
+    await db.batch([db.blocks.putOp(genesisRoot, genesisBlock)]);
+    const server = serverOver(db);
+    server.initAnchor(state, genesisRoot);
+
+    // the first block at slot 17: the checkpoints of epochs 1 and 2 are the genesis block, and one is finalized
+    const attestedState = state.clone();
+    attestedState.slot = 17;
+    attestedState.finalizedCheckpoint = ssz.phase0.Checkpoint.toViewDU({epoch: 2, root: genesisRoot});
+    attestedState.commit();
+    const attested = ssz.fulu.SignedBeaconBlock.defaultValue();
+    Object.assign(attested.message, {slot: 17, parentRoot: genesisRoot, stateRoot: attestedState.hashTreeRoot()});
+    const attestedRoot = ssz.fulu.BeaconBlock.hashTreeRoot(attested.message);
+    server.onBlockImported(attested, attestedRoot, attestedState, true);
+    const signing = ssz.fulu.SignedBeaconBlock.defaultValue();
+    Object.assign(signing.message, {slot: 18, parentRoot: attestedRoot});
+    for (let i = 0; i < SUPER; i++) signing.message.body.syncAggregate.syncCommitteeBits.set(i, true);
+    server.onBlockImported(signing, ssz.fulu.BeaconBlock.hashTreeRoot(signing.message), attestedState, true);
+    await server.close();
+
+    const [best] = await server.getUpdates(0, 1);
+    expect(best.value.attestedHeader.beacon.slot).toBe(17);
+    expect(best.value.finalizedHeader.beacon).toEqual(ssz.phase0.BeaconBlockHeader.defaultValue());
+    expect(best.value.finalityBranch.every((node) => node.every((b) => b === 0))).toBe(true);
+    expect(server.getFinalityUpdate()).toBeNull();
+    expect(server.getOptimisticUpdate()?.value.attestedHeader.beacon.slot).toBe(17);
+  });
 });
 
 /** The config entries the spec light client reads (as `/eth/v1/config/spec` has them). */
