@@ -163,6 +163,7 @@ export class BeaconChain implements IBeaconChain {
       forkAtSlot: (slot) => config.getForkName(slot),
       serialized: (task) => this.serialized(task),
       updateHead: () => this.updateHeadAndFinality(),
+      storeValidity: (blocks, validity) => this.db.batch(blocks.map((b) => this.db.hotBlocks.putOp(b.slot, fromHex(b.blockRoot), validity))),
     });
     this.onSlotListener = (slot) => this.onSlot(slot);
     clock.on("slot", this.onSlotListener);
@@ -260,9 +261,9 @@ export class BeaconChain implements IBeaconChain {
     return this.serialized(() => this.importBlockNow(signedBlock, false));
   }
 
-  /** Blocks read back from our own database at start-up: verified when first imported. */
-  importTrustedBlock(signedBlock: SignedBeaconBlock): Promise<ImportedBlock> {
-    return this.serialized(() => this.importBlockNow(signedBlock, true));
+  /** Blocks read back from our own database at start-up: verified when first imported, optimistic if the engine had not validated their payload. */
+  importTrustedBlock(signedBlock: SignedBeaconBlock, validity: "valid" | "optimistic" = "valid"): Promise<ImportedBlock> {
+    return this.serialized(() => this.importBlockNow(signedBlock, true, validity === "optimistic"));
   }
 
   /** Runs `task` after every earlier import, tick or finalization has finished. */
@@ -315,7 +316,7 @@ export class BeaconChain implements IBeaconChain {
     };
   }
 
-  private async importBlockNow(signedBlock: SignedBeaconBlock, trusted: boolean): Promise<ImportedBlock> {
+  private async importBlockNow(signedBlock: SignedBeaconBlock, trusted: boolean, storedOptimistic = false): Promise<ImportedBlock> {
     const block = signedBlock.message;
     const blockRoot = this.config.getForkTypes(block.slot).BeaconBlock.hashTreeRoot(block);
     const rootHex = toRootHex(blockRoot);
@@ -346,14 +347,15 @@ export class BeaconChain implements IBeaconChain {
       }
       throw e;
     }
-    const {postState, indexedAttestations, executionBlockHash, optimistic} = verified;
+    const {postState, indexedAttestations, executionBlockHash} = verified;
+    const optimistic = verified.optimistic || storedOptimistic;
     stages.mark("verify");
     this.emitter.emit("block_gossip", {slot: block.slot, block: blockRoot});
     this.liveness.recordBlock({slot: block.slot, proposerIndex: block.proposerIndex, attestations: indexedAttestations});
 
     if (!trusted) {
       const sidecarOps = this.dataAvailability.takeStoreOps(signedBlock, blockRoot);
-      await this.db.batch([this.db.blocks.putOp(blockRoot, signedBlock), this.db.hotBlocks.putOp(block.slot, blockRoot), ...sidecarOps]);
+      await this.db.batch([this.db.blocks.putOp(blockRoot, signedBlock), this.db.hotBlocks.putOp(block.slot, blockRoot, optimistic ? "optimistic" : "valid"), ...sidecarOps]);
     }
     failpoint("import:after-store", block.slot);
     stages.mark("store");
@@ -362,8 +364,10 @@ export class BeaconChain implements IBeaconChain {
     const currentSlot = this.currentSlot();
     const isTimely = !trusted && block.slot === currentSlot && this.clock.msIntoSlot(block.slot) < (this.config.SECONDS_PER_SLOT * 1000) / 3;
     this.forkChoice.onTick(Math.max(currentSlot, block.slot));
-    this.forkChoice.onBlock(toProtoBlock(block, rootHex, postState, executionBlockHash), {isTimely, optimistic});
-    if (optimistic) log.warn({slot: block.slot, root: rootHex}, "imported block optimistically: the execution engine has not validated its payload yet (SYNCING or ACCEPTED)");
+    const protoBlock = toProtoBlock(block, rootHex, postState, executionBlockHash);
+    this.forkChoice.onBlock(protoBlock, {isTimely, optimistic});
+    if (!optimistic) await this.engineVerdicts.onValidImport(protoBlock);
+    if (optimistic && !trusted) log.warn({slot: block.slot, root: rootHex}, "imported block optimistically: the execution engine has not validated its payload yet (SYNCING or ACCEPTED)");
     for (const {data, attestingIndices} of indexedAttestations) {
       const root = toRootHex(data.beaconBlockRoot);
       for (const index of attestingIndices) this.forkChoice.onAttestation(index, root, data.target.epoch, data.slot);

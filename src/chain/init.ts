@@ -156,17 +156,20 @@ export async function initChain(
   const hot = await db.hotBlocks.getAll();
   const toReplay = hot.filter((b) => b.slot > anchorState.slot).sort((a, b) => a.slot - b.slot);
   let replayed = 0;
-  for (const {blockRoot: root} of toReplay) {
+  const optimistic = toReplay.filter((b) => b.validity === "optimistic").length;
+  for (const {blockRoot: root, validity} of toReplay) {
+    // found invalid by the engine: not imported again, nor its descendants (invalid too)
+    if (validity === "invalid") continue;
     const block = await db.blocks.get(root);
     if (!block) continue;
     try {
-      await chain.importTrustedBlock(block);
+      await chain.importTrustedBlock(block, validity);
       replayed++;
     } catch (e) {
       if (!(e instanceof BlockError && e.code === "ALREADY_KNOWN")) log.warn({root: toRootHex(root), err: (e as Error).message}, "stored block not re-imported");
     }
   }
   const head = chain.getHead();
-  log.info({anchorSlot: anchorState.slot, replayed, headSlot: head.slot, head: toRootHex(head.blockRoot), finalizedEpoch: chain.getFinalizedCheckpoint().epoch}, "chain ready");
+  log.info({anchorSlot: anchorState.slot, replayed, optimistic, invalidSkipped: toReplay.filter((b) => b.validity === "invalid").length, headSlot: head.slot, head: toRootHex(head.blockRoot), finalizedEpoch: chain.getFinalizedCheckpoint().epoch}, "chain ready");
   return chain;
 }

@@ -15,7 +15,10 @@ export const Bucket = {
   stateArchive: 4,
   /** state root (32) → slot (u64 BE) of an archived state */
   stateRootIndex: 5,
-  /** slot (u64 BE) ‖ block root (32) → nothing: blocks not yet finalized, re-imported at start-up */
+  /**
+   * slot (u64 BE) ‖ block root (32) → the payload's validity (nothing: valid or no payload; 1:
+   * optimistic; 2: invalid): blocks not yet finalized, re-imported at start-up
+   */
   hotBlock: 6,
   /** block root (32) → the block's BlobSidecars (SSZ list, deneb and electra) */
   blobSidecars: 7,

@@ -227,9 +227,9 @@ export class ForkChoice {
     return this.protoArray.validityOf(root);
   }
 
-  /** The engine judged the payload of `root` VALID (newPayload or forkchoiceUpdated): its ancestors' are too. */
-  onPayloadValid(root: string): void {
-    this.protoArray.markValid(root);
+  /** The engine judged the payload of `root` VALID (newPayload or forkchoiceUpdated): its ancestors' are too. Returns the blocks validated now. */
+  onPayloadValid(root: string): ProtoBlock[] {
+    return this.protoArray.markValid(root);
   }
 
   /**

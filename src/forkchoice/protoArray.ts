@@ -144,13 +144,16 @@ export class ProtoArray {
     return index === undefined ? null : this.nodes[index].validity;
   }
 
-  /** The engine found the payload of `root` VALID: so are the payloads of all its ancestors. */
-  markValid(root: string): void {
+  /** The engine found the payload of `root` VALID: so are the payloads of all its ancestors. Returns the blocks validated now. */
+  markValid(root: string): ProtoBlock[] {
+    const validated: ProtoBlock[] = [];
     let index = this.indices.get(root);
     while (index !== undefined && this.nodes[index].validity === "optimistic") {
       this.nodes[index].validity = "valid";
+      validated.push(this.nodes[index].block);
       index = this.nodes[index].parent;
     }
+    return validated;
   }
 
   /**

@@ -24,7 +24,7 @@ import {MockExecutionEngine} from "../../../src/execution/mockEngine.ts";
  * The chain's handling of the engine's payload statuses (consensus-specs sync/optimistic.md,
  * engine-api paris.md): SYNCING and ACCEPTED import optimistically (the API says so and
  * validators get 503), INVALID rejects the block or invalidates it and its descendants, an
- * unreachable engine rejects without changing anything.
+ * unreachable engine rejects without changing anything. What the engine said survives a restart.
  */
 
 const SECONDS_PER_SLOT = 2;
@@ -56,15 +56,25 @@ describe("payload statuses", () => {
   let db: BeaconDb;
   let chain: BeaconChain;
   let ctx: ApiContext;
+  const genesisTime = Math.floor(Date.now() / 1000) - 20 * SECONDS_PER_SLOT;
 
-  beforeAll(async () => {
-    db = await BeaconDb.open(join(dir, "beacon"), chainConfig);
-    const genesisTime = Math.floor(Date.now() / 1000) - 20 * SECONDS_PER_SLOT;
+  /** The chain on the database as it is: a new one at first, the same one re-read after a restart. */
+  async function startChain(): Promise<void> {
     chain = await initChain(chainConfig, db, engine, (t) => new Clock(t, SECONDS_PER_SLOT, 8), {validatorCount: 64, genesisTime}, {
       graffiti: () => new Uint8Array(32),
       feeRecipientOf: () => new Uint8Array(20),
     });
     ctx = {chain, pools: chain.pools, node: {} as ApiContext["node"]};
+  }
+
+  async function restart(): Promise<void> {
+    await chain.close();
+    await startChain();
+  }
+
+  beforeAll(async () => {
+    db = await BeaconDb.open(join(dir, "beacon"), chainConfig);
+    await startChain();
   }, 60_000);
 
   afterAll(async () => {
@@ -94,6 +104,9 @@ describe("payload statuses", () => {
   let valid: SignedBeaconBlock;
   let optimistic: SignedBeaconBlock;
   let optimisticChild: SignedBeaconBlock;
+  let grandchild: SignedBeaconBlock;
+  /** validated since they were imported optimistically */
+  const validatedLater: SignedBeaconBlock[] = [];
 
   it("VALID imports the block as fully validated", async () => {
     valid = await produceSigned(2);
@@ -123,7 +136,7 @@ describe("payload statuses", () => {
 
   it("INVALID from forkchoiceUpdated invalidates the head back to the latest valid hash; the head returns to the valid block", async () => {
     engine.newPayloadAnswer = {status: "SYNCING", latestValidHash: null};
-    const grandchild = await produceSigned(5);
+    grandchild = await produceSigned(5);
     // the new head goes to the engine in forkchoiceUpdated, which finds a payload below it invalid
     engine.forkchoiceAnswer = {status: "INVALID", latestValidHash: hashOf(valid)};
     await chain.importBlock(grandchild);
@@ -169,5 +182,46 @@ describe("payload statuses", () => {
     expect(chain.isOptimistic(rootOf(block))).toBe(false);
     expect(chain.isHeadOptimistic()).toBe(false);
     engine.forkchoiceAnswer = null;
+    validatedLater.push(block, child);
   });
+
+  it("a block imported with a VALID payload validates its optimistic ancestors", async () => {
+    engine.newPayloadAnswer = {status: "SYNCING", latestValidHash: null};
+    const parent = await produceSigned(10);
+    await chain.importBlock(parent);
+    expect(chain.isOptimistic(rootOf(parent))).toBe(true);
+    engine.newPayloadAnswer = null;
+    const child = await produceSigned(11);
+    await chain.importBlock(child);
+    expect(chain.isOptimistic(rootOf(child))).toBe(false);
+    expect(chain.isOptimistic(rootOf(parent))).toBe(false);
+    validatedLater.push(parent);
+  });
+
+  it("after a restart an optimistic block is still optimistic, validated ones are valid, invalidated ones are not imported; a validation after it is kept too", async () => {
+    engine.newPayloadAnswer = {status: "SYNCING", latestValidHash: null};
+    const pending = await produceSigned(12);
+    await chain.importBlock(pending);
+    engine.newPayloadAnswer = null;
+
+    await restart();
+    expect(headHex()).toBe(toRootHex(rootOf(pending)));
+    expect(chain.isOptimistic(rootOf(pending))).toBe(true);
+    expect(chain.isHeadOptimistic()).toBe(true);
+    for (const block of [valid, ...validatedLater]) expect(chain.isOptimistic(rootOf(block))).toBe(false);
+    for (const block of [optimistic, optimisticChild, grandchild]) expect(chain.forkChoice.getBlock(toRootHex(rootOf(block)))).toBeNull();
+
+    // a new optimistic head, which forkchoiceUpdated finds VALID with its ancestors
+    engine.newPayloadAnswer = {status: "SYNCING", latestValidHash: null};
+    const child = await produceSigned(13);
+    engine.forkchoiceAnswer = {status: "VALID", latestValidHash: hashOf(child)};
+    await chain.importBlock(child);
+    engine.newPayloadAnswer = null;
+    await until(() => !chain.isOptimistic(rootOf(pending)));
+    engine.forkchoiceAnswer = null;
+    await restart();
+    expect(headHex()).toBe(toRootHex(rootOf(child)));
+    expect(chain.isOptimistic(rootOf(child))).toBe(false);
+    expect(chain.isOptimistic(rootOf(pending))).toBe(false);
+  }, 30_000);
 });

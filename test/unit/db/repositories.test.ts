@@ -122,6 +122,22 @@ describe("db repositories", () => {
     });
   });
 
+  describe("hot block index", () => {
+    it("lists blocks in slot order with what the engine said of their payloads, changed in place", async () => {
+      const [a, b, c] = [testRoot(1), testRoot(2), testRoot(3)];
+      await db.batch([db.hotBlocks.putOp(300, c, "optimistic"), db.hotBlocks.putOp(2, a), db.hotBlocks.putOp(256, b, "optimistic")]);
+      expect(await db.hotBlocks.getAll()).toEqual([
+        {slot: 2, blockRoot: a, validity: "valid"},
+        {slot: 256, blockRoot: b, validity: "optimistic"},
+        {slot: 300, blockRoot: c, validity: "optimistic"},
+      ]);
+      await db.batch([db.hotBlocks.putOp(256, b, "valid"), db.hotBlocks.putOp(300, c, "invalid")]);
+      expect((await db.hotBlocks.getAll()).map((e) => e.validity)).toEqual(["valid", "valid", "invalid"]);
+      await db.batch([db.hotBlocks.deleteOp(2, a)]);
+      expect((await db.hotBlocks.getAll()).map((e) => e.slot)).toEqual([256, 300]);
+    });
+  });
+
   describe("state archive", () => {
     it("stores states by slot with a root index and reads them as views or bytes", async () => {
       const genesis = createInteropGenesisState(testConfig, 8, 1_600_000_000);
