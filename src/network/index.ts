@@ -18,7 +18,7 @@ import {SidecarSync} from "../sync/sidecarSync.ts";
 import {createGossipValidators} from "./gossip/validation/index.ts";
 import {blockErrorOutcome} from "./gossip/validation/outcomes.ts";
 import {createGossipDataTransform, createMsgIdFn, fastMsgIdFn} from "./gossip/encoding.ts";
-import {gossipsubOptions} from "./gossip/scoringParams.ts";
+import {gossipsubOptions, updateTopicScores} from "./gossip/scoringParams.ts";
 import {GossipRouter, shouldJoinGossip} from "./gossipRouter.ts";
 import type {NodeIdentity} from "./identity.ts";
 import {createBeaconLibp2p} from "./libp2p.ts";
@@ -61,6 +61,12 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   const config: BeaconConfig = chain.config;
   const currentEpoch = () => computeEpochAtSlot(chain.currentSlot());
   const scores = new PeerScores();
+  // topic scores for every scheduled fork boundary, so topics keep their scores across forks
+  const topicScoreInput = () => ({
+    currentSlot: chain.currentSlot(),
+    activeValidatorCount: chain.getHeadState().epochCtx.currentShuffling.activeIndices.length,
+    boundaries: config.forkBoundariesAscendingEpochOrder.filter((b) => Number.isFinite(b.epoch)),
+  });
   const libp2p = await createBeaconLibp2p({
     privateKey: deps.privateKey,
     listenAddress: opts.listenAddress,
@@ -68,12 +74,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     quicPort: opts.quic ? opts.quicPort : null,
     maxConnections: opts.maxPeers + 5,
     gossip: {
-      // topic scores for every scheduled fork boundary, so topics keep their scores across forks
-      ...gossipsubOptions(config, {
-        currentSlot: chain.currentSlot(),
-        activeValidatorCount: chain.getHeadState().epochCtx.currentShuffling.activeIndices.length,
-        boundaries: config.forkBoundariesAscendingEpochOrder.filter((b) => Number.isFinite(b.epoch)),
-      }),
+      ...gossipsubOptions(config, topicScoreInput()),
       msgIdFn: createMsgIdFn(config),
       fastMsgIdFn,
       dataTransform: createGossipDataTransform(config),
@@ -263,6 +264,11 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     if (slot % SLOTS_PER_EPOCH === 0) {
       updateValidatorCustody(); // effective balances move at epoch boundaries
       gossip.updateSubscriptions();
+      try {
+        updateTopicScores(libp2p.services.gossipsub.score, {config, ...topicScoreInput()});
+      } catch (e) {
+        log.warn({err: (e as Error).message}, "topic score parameters not updated");
+      }
       identity.refresh(); // the ENR's fork entries at fork boundaries
     }
   };

@@ -1,5 +1,6 @@
 import {noise} from "@chainsafe/libp2p-noise";
 import {gossipsub, type GossipSub as GossipSubPublic, type GossipsubOpts, type TopicValidatorResult} from "@libp2p/gossipsub";
+import type {PeerScoreParams} from "@libp2p/gossipsub/score";
 import {identify} from "@libp2p/identify";
 import type {ConnectionGater, Libp2p, PeerId} from "@libp2p/interface";
 import {mplex} from "@libp2p/mplex";
@@ -34,6 +35,8 @@ export interface GossipSub extends GossipSubPublic {
   reportMessageValidationResult(msgId: string, propagationSource: string, acceptance: TopicValidatorResult): void;
   getMeshPeers(topic: string): string[];
   getScore(peerId: string): number;
+  /** the peer scores, whose topic parameters the node updates each epoch (scoringParams.ts) */
+  readonly score: {params: Pick<PeerScoreParams, "topics">};
 }
 
 export type BeaconLibp2p = Libp2p<{identify: ReturnType<ReturnType<typeof identify>>; ping: ReturnType<ReturnType<typeof ping>>; gossipsub: GossipSub}>;

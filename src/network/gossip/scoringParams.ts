@@ -1,6 +1,6 @@
 import type {BeaconConfig, ForkBoundary} from "@lodestar/config";
 import {StrictNoSign, type GossipsubOpts} from "@libp2p/gossipsub";
-import type {PeerScoreParams, PeerScoreThresholds, TopicScoreParams} from "@libp2p/gossipsub/score";
+import {type PeerScoreParams, type PeerScoreThresholds, type TopicScoreParams, validateTopicScoreParams} from "@libp2p/gossipsub/score";
 import {ATTESTATION_SUBNET_COUNT, SLOTS_PER_EPOCH, TARGET_AGGREGATORS_PER_COMMITTEE} from "@lodestar/params";
 import {computeCommitteeCount} from "@lodestar/state-transition";
 import {maxMessageSize} from "./encoding.ts";
@@ -189,6 +189,18 @@ export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerSco
     decayToZero: DECAY_TO_ZERO,
     retainScore: timing.epochMs * 100,
   };
+}
+
+/**
+ * The topic scores of `input` in place of those gossipsub scores with now. The expected message
+ * rates follow the active validator count and the mesh delivery penalties start once the chain is
+ * older than their windows: computed once at start, a node started on a young chain would never
+ * hold mesh peers to a delivery rate. Called every epoch, as Lighthouse does.
+ */
+export function updateTopicScores(score: {params: Pick<PeerScoreParams, "topics">}, input: ScoreParamsInput): void {
+  const topics = computePeerScoreParams(input).topics ?? {};
+  for (const params of new Set(Object.values(topics))) validateTopicScoreParams(params);
+  Object.assign(score.params.topics, topics);
 }
 
 function topicScoreParams(timing: Timing, currentSlot: number, input: TopicScoreInput): TopicScoreParams {

@@ -9,6 +9,7 @@ import {
   computePeerScoreParams,
   gossipsubMeshParams,
   gossipsubOptions,
+  updateTopicScores,
 } from "../../../../src/network/gossip/scoringParams.ts";
 import {activeBoundariesAt, stringifyTopic} from "../../../../src/network/gossip/topics.ts";
 
@@ -81,6 +82,20 @@ describe("peer score parameters", () => {
     expect(matureBlock.meshMessageDeliveriesWeight).toBeLessThan(0);
     expect(matureBlock.meshMessageDeliveriesThreshold).toBeGreaterThan(0);
     expect(matureBlock.meshMessageDeliveriesActivation).toBe(4000 * epochSlots);
+  });
+
+  it("are updated in a running gossipsub's scores as the chain ages and the validator count moves", () => {
+    const score = new PeerScore(createPeerScoreParams(young), null, silentLogger(), {scoreCacheValidityMs: 0});
+    const aggregates = topic("beacon_aggregate_and_proof");
+    const youngCap = score.params.topics[aggregates].firstMessageDeliveriesCap;
+    expect(score.params.topics[topic("beacon_block")].meshMessageDeliveriesWeight).toBe(0);
+    updateTopicScores(score, {config, currentSlot: 100 * epochSlots, activeValidatorCount: 500_000, boundaries});
+    expect(score.params.topics[topic("beacon_block")]).toEqual((mature.topics ?? {})[topic("beacon_block")]);
+    expect(score.params.topics[topic("beacon_block")].meshMessageDeliveriesWeight).toBeLessThan(0);
+    // more validators, more aggregators a slot: a first delivery is worth less, up to a higher cap
+    expect(score.params.topics[aggregates].firstMessageDeliveriesCap).toBeGreaterThan(youngCap);
+    expect(() => validatePeerScoreParams(score.params)).not.toThrow();
+    expect(Object.keys(score.params.topics)).toHaveLength(2 * (64 + 5));
   });
 
   it("let gossipsub's scoring drop a peer below the gossip threshold after a few invalid blocks", () => {
