@@ -74,6 +74,18 @@ describe("the light-client server's store", () => {
   }
   const serverOver = (db: BeaconDb) => new LightClientServer({config: chainConfig, db, emitter: new EventEmitter<ChainEvents>()});
 
+  /** An interop genesis state and a block over it, stored in `db`: the anchor of a chain. */
+  async function storedAnchor(db: BeaconDb) {
+    const genesis = createInteropGenesisState(chainConfig, 64, 1_700_000_000);
+    const config = createBeaconConfig(chainConfig, genesis.genesisValidatorsRoot);
+    const state = createCachedBeaconState(genesis, {config, pubkeyCache: createPubkeyCache()});
+    const block = ssz.fulu.SignedBeaconBlock.defaultValue();
+    block.message.stateRoot = state.hashTreeRoot();
+    const root = ssz.fulu.BeaconBlock.hashTreeRoot(block.message);
+    await db.batch([db.blocks.putOp(root, block)]);
+    return {genesis, state, root};
+  }
+
   it("answers a range with consecutive periods from the earliest known, at most MAX_REQUEST_LIGHT_CLIENT_UPDATES (128)", async () => {
     const {db} = await openDb();
     for (let period = 0; period < 130; period++) {
@@ -94,13 +106,7 @@ describe("the light-client server's store", () => {
 
   it("keeps the bootstrap of the anchor block, and its updates, across a restart", async () => {
     const first = await openDb();
-    const genesis = createInteropGenesisState(chainConfig, 64, 1_700_000_000);
-    const config = createBeaconConfig(chainConfig, genesis.genesisValidatorsRoot);
-    const state = createCachedBeaconState(genesis, {config, pubkeyCache: createPubkeyCache()});
-    const block = ssz.fulu.SignedBeaconBlock.defaultValue();
-    block.message.stateRoot = state.hashTreeRoot();
-    const root = ssz.fulu.BeaconBlock.hashTreeRoot(block.message);
-    await first.db.batch([first.db.blocks.putOp(root, block)]);
+    const {genesis, state, root} = await storedAnchor(first.db);
     const server = serverOver(first.db);
     server.initAnchor(state, root);
     await server.close();
@@ -124,13 +130,7 @@ describe("the light-client server's store", () => {
 
   it("gives no finality for a checkpoint that holds the genesis block's root (an epoch without blocks before it)", async () => {
     const {db} = await openDb();
-    const genesis = createInteropGenesisState(chainConfig, 64, 1_700_000_000);
-    const config = createBeaconConfig(chainConfig, genesis.genesisValidatorsRoot);
-    const state = createCachedBeaconState(genesis, {config, pubkeyCache: createPubkeyCache()});
-    const genesisBlock = ssz.fulu.SignedBeaconBlock.defaultValue();
-    genesisBlock.message.stateRoot = state.hashTreeRoot();
-    const genesisRoot = ssz.fulu.BeaconBlock.hashTreeRoot(genesisBlock.message);
-    await db.batch([db.blocks.putOp(genesisRoot, genesisBlock)]);
+    const {state, root: genesisRoot} = await storedAnchor(db);
     const server = serverOver(db);
     server.initAnchor(state, genesisRoot);
 
