@@ -332,6 +332,7 @@ export class BeaconChain implements IBeaconChain {
     const parent = this.forkChoice.getBlock(parentHex);
     if (!parent) throw new BlockError("PARENT_UNKNOWN", `parent ${parentHex} of block at slot ${block.slot} is unknown`);
     if (block.slot <= parent.slot) throw new BlockError("NOT_LATER_THAN_PARENT", `block slot ${block.slot} is not after its parent's ${parent.slot}`);
+    if (this.forkChoice.getValidity(parentHex) === "invalid") throw new BlockError("PARENT_PAYLOAD_INVALID", `the execution payload of parent ${parentHex} was found invalid`);
 
     const stages = stageTimer(this.opts.blockImportTimes);
     const preState = await this.regen.getStateAtSlot(parentHex, block.slot);

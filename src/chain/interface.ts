@@ -34,6 +34,8 @@ export type BlockErrorCode =
   | "INVALID_SIGNATURE"
   | "INVALID_STATE_ROOT"
   | "INVALID_EXECUTION_PAYLOAD"
+  /** the parent's payload was found invalid (sync/optimistic.md: so is every block built on it) */
+  | "PARENT_PAYLOAD_INVALID"
   /** the execution engine could not be asked (unreachable, timed out, refused the call): nothing is known of the payload */
   | "EXECUTION_ENGINE_ERROR"
   | "DATA_UNAVAILABLE"

@@ -68,7 +68,7 @@ async function headerBlocks(chain: IBeaconChain, slot: number | undefined, paren
 }
 
 /** Failures a block can pass gossip checks with (so it was broadcast) and still fail: 202 under `gossip` validation. */
-const CONSENSUS_ONLY: ReadonlySet<BlockErrorCode> = new Set(["INVALID_STATE_ROOT", "INVALID_EXECUTION_PAYLOAD", "STATE_TRANSITION_FAILED"]);
+const CONSENSUS_ONLY: ReadonlySet<BlockErrorCode> = new Set(["INVALID_STATE_ROOT", "INVALID_EXECUTION_PAYLOAD", "PARENT_PAYLOAD_INVALID", "STATE_TRANSITION_FAILED"]);
 
 function isBlockError(err: unknown): err is BlockError {
   return err instanceof Error && err.name === "BlockError" && typeof (err as BlockError).code === "string";

@@ -105,6 +105,8 @@ describe("payload statuses", () => {
   let optimistic: SignedBeaconBlock;
   let optimisticChild: SignedBeaconBlock;
   let grandchild: SignedBeaconBlock;
+  /** a child of optimisticChild, kept back until its ancestors are invalidated */
+  let lateChild: SignedBeaconBlock;
   /** validated since they were imported optimistically */
   const validatedLater: SignedBeaconBlock[] = [];
 
@@ -122,6 +124,7 @@ describe("payload statuses", () => {
     engine.newPayloadAnswer = {status: "ACCEPTED", latestValidHash: null};
     optimisticChild = await produceSigned(4);
     await chain.importBlock(optimisticChild);
+    lateChild = await produceSigned(6);
     expect(chain.isOptimistic(rootOf(optimistic))).toBe(true);
     expect(chain.isHeadOptimistic()).toBe(true);
     expect((await resolveBlock(chain, "head")).executionOptimistic).toBe(true);
@@ -147,6 +150,9 @@ describe("payload statuses", () => {
     );
     expect(chain.isHeadOptimistic()).toBe(false);
     engine.forkchoiceAnswer = null;
+    // whatever the engine says of its own payload, a block on an invalidated one is invalid too
+    await expect(chain.importBlock(lateChild)).rejects.toMatchObject({code: "PARENT_PAYLOAD_INVALID"});
+    expect(chain.forkChoice.getBlock(toRootHex(rootOf(lateChild)))).toBeNull();
   });
 
   it("INVALID from newPayload rejects the block and changes nothing", async () => {

@@ -30,6 +30,7 @@ const BLOCK_ERROR_OUTCOME: Record<BlockErrorCode, "IGNORE" | "REJECT"> = {
   INVALID_STATE_ROOT: "REJECT",
   // bellatrix p2p-interface.md: blocks propagate whatever the execution engine says of their payload
   INVALID_EXECUTION_PAYLOAD: "IGNORE",
+  PARENT_PAYLOAD_INVALID: "IGNORE",
   EXECUTION_ENGINE_ERROR: "IGNORE",
   // the block may be fine; its sidecars did not reach this node in time
   DATA_UNAVAILABLE: "IGNORE",
