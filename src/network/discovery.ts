@@ -2,6 +2,7 @@ import {Discv5, multiaddrFromSocketAddress, type IDiscv5CreateOptions} from "@ch
 import {ENR} from "@chainsafe/enr";
 import {privateKeyFromRaw} from "@libp2p/crypto/keys";
 import {ssz} from "@lodestar/types";
+import type {EventEmitter} from "node:events";
 import {isIPv4, isIPv6} from "node:net";
 import {multiaddr} from "@multiformats/multiaddr";
 import {getLogger} from "../log.ts";
@@ -12,9 +13,10 @@ import type {NodeIdentity} from "./identity.ts";
  *
  * The node's record in discv5 is the identity's own `SignableENR` object (one source of
  * truth): discv5 serves and pings with whatever entries and sequence number the identity gives
- * it, and never writes to it (`enrUpdate` off: the PONG votes for our external address would
- * change the record behind the identity's back; the network layer sets the ENR's addresses
- * through `identity.setAddresses`).
+ * it. The network layer sets the ENR's addresses through `identity.setAddresses`. Only a record
+ * with no IP at start (no `--enr-address`, a wildcard listen address) is written by discv5: the
+ * address the peers' PONGs agree on (`addrVotesToUpdateEnr` of them, 10 by default), its IP and
+ * UDP port, as Lodestar does; `onExternalAddress` then gives the rest of the record that IP.
  *
  * Found records are reported to `onPeer` when they can be dialled (an `ip`/`tcp` or `ip6`/`tcp6`
  * pair) and their `eth2` entry carries our current fork digest; others are ignored.
@@ -53,6 +55,8 @@ export interface DiscoveryOptions {
   maxLookups?: number;
   /** discv5 settings beyond ours (timeouts) */
   discv5Config?: IDiscv5CreateOptions["config"];
+  /** the address peers see this node at, learnt when the ENR had none (see the class) */
+  onExternalAddress?(address: {ip: string; udp: number}): void;
 }
 
 /** The peer `enr` stands for when it can be dialled over TCP, is on our fork digest and has one of the wanted subnets; null otherwise. */
@@ -113,13 +117,23 @@ export class Discovery {
     this.maxLookups = opts.maxLookups ?? 4;
     // discv5 takes multiaddrs of its own @multiformats/multiaddr (v12), made here by its own helper
     const bind = multiaddrFromSocketAddress({ip: {type: family, octets: multiaddr(`/ip${family}/${bindAddress}`).bytes.subarray(1)}, port: udpPort});
+    const {ip, ip6} = opts.identity.addresses();
+    const learnAddress = ip === undefined && ip6 === undefined;
     this.discv5 = Discv5.create({
       enr: opts.identity.signableEnr(),
       // the same key type; discv5's @libp2p/interface is an older copy whose types differ in name only
       privateKey: privateKeyFromRaw(opts.identity.privateKey) as unknown as IDiscv5CreateOptions["privateKey"],
       bindAddrs: family === 4 ? {ip4: bind} : {ip6: bind},
-      config: {...opts.discv5Config, enrUpdate: false},
+      config: {...opts.discv5Config, enrUpdate: learnAddress},
     });
+    if (learnAddress) {
+      // discv5's typed events do not resolve here (its strict-event-emitter-types default import): its EventEmitter
+      (this.discv5 as unknown as EventEmitter).on("multiaddrUpdated", (address: {toOptions(): {host: string; port: number}}) => {
+        const options = address.toOptions();
+        log.info({ip: options.host, udp: options.port}, "external address learnt from discovery peers");
+        opts.onExternalAddress?.({ip: options.host, udp: options.port});
+      });
+    }
   }
 
   async start(): Promise<void> {

@@ -1,3 +1,4 @@
+import {isIPv6} from "node:net";
 import type {BeaconConfig} from "@lodestar/config";
 import {computeEpochAtSlot, computeStartSlotAtEpoch} from "@lodestar/state-transition";
 import {multiaddr} from "@multiformats/multiaddr";
@@ -244,6 +245,11 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
         udpPort: opts.udpPort,
         bootEnrs: opts.bootnodes,
         forkDigest: () => config.forkBoundary2ForkDigest(config.getForkBoundaryAtEpoch(currentEpoch())),
+        // no --enr-address and a wildcard listen address: the address peers see us at, with our ports
+        onExternalAddress: ({ip, udp}) => {
+          const quic = quicPort === undefined ? undefined : Number(quicPort);
+          identity.setAddresses(isIPv6(ip) ? {ip6: ip, tcp6: tcpPort, udp6: udp, quic6: quic} : {ip, tcp: tcpPort, udp, quic});
+        },
         onPeer: ({multiaddrTCP}) => {
           if (peerManager.connected().length < opts.maxPeers) void libp2p.dial(multiaddr(multiaddrTCP)).catch(() => undefined);
         },

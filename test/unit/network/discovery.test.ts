@@ -32,16 +32,24 @@ interface TestNode {
   discovery: Discovery;
   reported: DiscoveredPeer[];
   tcp: number;
+  udp: number;
+}
+
+interface NodeOptions {
+  /** a record with no address at all, as a node listening on 0.0.0.0 without --enr-address has */
+  addressless?: boolean;
+  discv5Config?: Record<string, number>;
+  onExternalAddress?: (address: {ip: string; udp: number}) => void;
 }
 
 const running: Discovery[] = [];
 let nextTcp = 41000;
 
-async function startNode(bootEnrs: string[], config: BeaconConfig = ours): Promise<TestNode> {
+async function startNode(bootEnrs: string[], config: BeaconConfig = ours, opts: NodeOptions = {}): Promise<TestNode> {
   const identity = new NodeIdentity((await generateKeyPair("secp256k1")).raw, {config, currentEpoch: () => 0});
   const udp = await freeUdpPort();
   const tcp = nextTcp++; // advertised only: nothing here dials it
-  identity.setAddresses({ip: "127.0.0.1", tcp, udp});
+  if (!opts.addressless) identity.setAddresses({ip: "127.0.0.1", tcp, udp});
   const reported: DiscoveredPeer[] = [];
   const discovery = new Discovery({
     identity,
@@ -51,11 +59,12 @@ async function startNode(bootEnrs: string[], config: BeaconConfig = ours): Promi
     forkDigest: () => digestOf(config),
     onPeer: (p) => reported.push(p),
     // discv5 11 leaves each finished lookup's timeout timer running (60 s by default): keep them short so jest can exit
-    discv5Config: {lookupTimeout: 1000},
+    discv5Config: {lookupTimeout: 1000, ...opts.discv5Config},
+    onExternalAddress: opts.onExternalAddress,
   });
   await discovery.start();
   running.push(discovery);
-  return {identity, discovery, reported, tcp};
+  return {identity, discovery, reported, tcp, udp};
 }
 
 afterEach(async () => {
@@ -113,6 +122,21 @@ describe("Discovery over real discv5 sockets on 127.0.0.1", () => {
     } finally {
       await probe.stop();
     }
+  });
+
+  it("with no IP in its record, takes the address its peers' PONGs agree on", async () => {
+    const b = await startNode([]);
+    const c = await startNode([]);
+    const learnt: {ip: string; udp: number}[] = [];
+    // two votes instead of discv5's 10, and a ping every 100 ms instead of every 5 minutes
+    const discv5Config = {pingInterval: 100, addrVotesToUpdateEnr: 2};
+    const a = await startNode([b.identity.enr(), c.identity.enr()], ours, {addressless: true, discv5Config, onExternalAddress: (x) => learnt.push(x)});
+    expect(a.identity.addresses()).toEqual({});
+    await a.discovery.findPeers(16); // sessions with B and C, which A then pings
+    for (let i = 0; i < 100 && learnt.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(learnt).toEqual([{ip: "127.0.0.1", udp: a.udp}]);
+    expect(ENR.decodeTxt(a.identity.enr())).toMatchObject({ip: "127.0.0.1", udp: a.udp});
+
   });
 
   it("lists its bound address; a search stops with the node, even while a boot node does not answer", async () => {
