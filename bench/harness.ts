@@ -76,6 +76,8 @@ export function startServer(args: string[], readyMsg: string): Promise<{proc: Ch
 export async function stop(proc: ChildProcess): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return;
   const exited = new Promise((resolve) => proc.once("exit", resolve));
+  // a server bench:api stopped (SIGSTOP) while another was measured would hold a SIGTERM until continued
+  proc.kill("SIGCONT");
   proc.kill("SIGTERM");
   await exited;
 }
