@@ -342,7 +342,7 @@ validators it drives itself.`,
       },
     }),
 
-    metrics: flag({name: "metrics", group: METRICS, help: "serve Prometheus metrics at `/metrics` (see README: Metrics)"}),
+    metrics: flag({name: "metrics", group: METRICS, help: "serve Prometheus metrics at `/metrics` (see docs/metrics-logging.md)"}),
     metricsAddress: option({
       name: "metrics-address",
       value: "ADDR",

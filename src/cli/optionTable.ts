@@ -2,8 +2,8 @@ import {parseArgs} from "node:util";
 
 /**
  * A command's options as one declarative table, from which come the parseArgs spec, the
- * parsing into the command's typed options object, the `--help` text and the README's
- * option tables. Each entry names its option, shows its default and parses its own field;
+ * parsing into the command's typed options object, the `--help` text and the option tables
+ * of docs/cli.md. Each entry names its option, shows its default and parses its own field;
  * an entry reads other fields through the context (parsed on demand, so order is free).
  */
 
@@ -24,9 +24,9 @@ export interface OptionContext<O> {
 interface Described {
   /** the option without its dashes: `rest-port` */
   name: string;
-  /** heading the option is listed under in the help and the README */
+  /** heading the option is listed under in the help and docs/cli.md */
   group?: string;
-  /** what it does; `code` spans stay code in the README and lose their backticks in the help */
+  /** what it does; `code` spans stay code in docs/cli.md and lose their backticks in the help */
   help: string;
 }
 
@@ -145,7 +145,7 @@ function parseField<O>(def: OptionDef<O, unknown>, raw: string | boolean | strin
   }
 }
 
-// ---- rendering: the --help text and the README tables ----
+// ---- rendering: the --help text and the markdown tables of docs/cli.md ----
 
 const HELP_WIDTH = 100;
 const plain = (text: string): string => text.replace(/`/g, "");
@@ -218,19 +218,19 @@ function cell(text: string): string {
     .replace(/\|/g, "\\|");
 }
 
-function readmeDefault(def: OptionDef<unknown, unknown>): string {
+function tableDefault(def: OptionDef<unknown, unknown>): string {
   if (def.kind === "flag") return "off";
   if (def.required) return "required";
   if (def.default !== undefined) return `\`${def.default}\``;
   return def.defaultText ?? "none";
 }
 
-/** The README's option tables of a command: one per group, each under its group's name. */
-export function renderReadmeTables<O>(spec: CommandSpec<O>): string {
+/** A command's markdown option tables (docs/cli.md): one per group, each under its group's name. */
+export function renderOptionTables<O>(spec: CommandSpec<O>): string {
   const table = (defs: OptionDef<O, unknown>[]): string[] => [
     "| option | default | meaning |",
     "|---|---|---|",
-    ...defs.map((def) => `| ${cell(`\`${optionLabel(def)}\``)} | ${cell(readmeDefault(def))} | ${cell(def.help)} |`),
+    ...defs.map((def) => `| ${cell(`\`${optionLabel(def)}\``)} | ${cell(tableDefault(def))} | ${cell(def.help)} |`),
   ];
   const out: string[] = [];
   for (const {group, defs} of grouped(spec)) {

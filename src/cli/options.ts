@@ -7,7 +7,7 @@ import {httpUrl, parseIndexRange, url} from "./values.ts";
 /**
  * The commands' options. Each command has one table of its options (the node's in
  * nodeOptions.ts) from which come its parsing, its `--help` text and its option tables in
- * README.md (`node scripts/options-readme.ts --write`).
+ * docs/cli.md (`node scripts/options-docs.ts --write`).
  */
 
 export {UsageError} from "./optionTable.ts";

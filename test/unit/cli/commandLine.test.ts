@@ -5,10 +5,10 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import {COMPAT_COMMAND, COMPAT_HELP, NODE_COMMAND, NODE_HELP, VALIDATOR_COMMAND, VALIDATOR_HELP} from "../../../src/cli/options.ts";
-import {type CommandSpec, flag, option, parseArgsSpec, renderHelp, renderReadmeTables} from "../../../src/cli/optionTable.ts";
-import {README_FILE, renderReadme} from "../../../scripts/options-readme.ts";
+import {type CommandSpec, flag, option, parseArgsSpec, renderHelp, renderOptionTables} from "../../../src/cli/optionTable.ts";
+import {CLI_DOC_FILE, renderCliDoc} from "../../../scripts/options-docs.ts";
 
-/** The option tables against what is made of them: help, parseArgs spec, README, and the CLI process itself. */
+/** The option tables against what is made of them: help, parseArgs spec, docs/cli.md, and the CLI process itself. */
 
 const BIN = fileURLToPath(new URL("../../../bin/beacon-gateway.js", import.meta.url));
 const COMMANDS = [
@@ -42,13 +42,13 @@ describe("the option tables", () => {
     }
   });
 
-  it("keep README.md's option tables as rendered now (run: node scripts/options-readme.ts --write)", () => {
-    const committed = readFileSync(README_FILE, "utf8");
-    const rendered = renderReadme(committed);
+  it("keep docs/cli.md's option tables as rendered now (run: node scripts/options-docs.ts --write)", () => {
+    const committed = readFileSync(CLI_DOC_FILE, "utf8");
+    const rendered = renderCliDoc(committed);
     if (committed !== rendered) {
       const lines = committed.split("\n");
       const first = rendered.split("\n").findIndex((line, i) => line !== lines[i]);
-      throw new Error(`README.md's option tables are stale from line ${first + 1}: run node scripts/options-readme.ts --write`);
+      throw new Error(`docs/cli.md's option tables are stale from line ${first + 1}: run node scripts/options-docs.ts --write`);
     }
     for (const [name, spec] of COMMANDS) {
       const block = committed.split(`<!-- options:${name} -->`)[1].split(`<!-- /options:${name} -->`)[0];
@@ -67,7 +67,7 @@ describe("the option tables", () => {
         d: option({name: "delta", value: "URL", required: true, group: "Second", help: "d", parse: (t) => t}),
       },
     };
-    expect(renderReadmeTables(spec)).toBe(
+    expect(renderOptionTables(spec)).toBe(
       [
         "**First**",
         "",
