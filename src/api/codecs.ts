@@ -16,6 +16,8 @@ import {mapInSlices} from "./workSlices.ts";
 
 // ---------------------------------------------------------------- parameters
 
+const DECIMAL = /^[0-9]+$/;
+
 /** A required single-valued parameter from a parser that returns undefined on bad input. */
 export function scalar<T>(label: string | null, parseOne: (s: string) => T | undefined, formatOne: (v: T) => string): ParamCodec<T> {
   return {
@@ -45,14 +47,44 @@ export function optional<T>(codec: ParamCodec<T>): ParamCodec<T | undefined> {
  */
 export const idLimits = {query: 64, body: 100_000};
 
-/** A list: repeated (`id=1&id=2`) and comma-separated (`id=1,2`) forms; absent is the empty list; more than `maxItems()` is a 414. */
-export function list<T>(codec: ParamCodec<T>, maxItems?: () => number): ParamCodec<T[]> {
+/**
+ * What the spec's array schema allows: `maxItems` (read at each request: `--rest-max-query-ids`
+ * can change it) and `uniqueItems`.
+ */
+export interface ListLimits {
+  maxItems?: () => number;
+  unique?: boolean;
+}
+
+/**
+ * The first item given twice, for the spec's `uniqueItems` (as Nimbus does, a duplicate is
+ * refused rather than silently merged). Items are compared by value: hex in any case (`0xAB`,
+ * `0xab`) and decimals with leading zeros (`01`, `1`) are one item each.
+ */
+export function firstDuplicate(items: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const item of items) {
+    const key = item.startsWith("0x") ? item.toLowerCase() : DECIMAL.test(item) ? BigInt(item).toString() : item;
+    if (seen.has(key)) return item;
+    seen.add(key);
+  }
+  return undefined;
+}
+
+/**
+ * A list: repeated (`id=1&id=2`) and comma-separated (`id=1,2`) forms; absent is the empty list;
+ * more than `maxItems()` is a 414, an item given twice where the spec says `uniqueItems` a 400.
+ */
+export function list<T>(codec: ParamCodec<T>, limits: ListLimits = {}): ParamCodec<T[]> {
+  const {maxItems, unique = false} = limits;
   return {
     parse(raw, name) {
       const items = (raw ?? []).flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s !== "");
       if (maxItems !== undefined && items.length > maxItems()) {
         throw new ApiError(414, `Too many values in ${name}: ${items.length} (at most ${maxItems()})`);
       }
+      const duplicate = unique ? firstDuplicate(items) : undefined;
+      if (duplicate !== undefined) throw badRequest(`Duplicate value in ${name}: ${duplicate}`);
       return items.map((s) => codec.parse([s], name));
     },
     // one value per occurrence (OpenAPI's default for query arrays, `id=1&id=2`): older nodes do not split commas
@@ -60,7 +92,6 @@ export function list<T>(codec: ParamCodec<T>, maxItems?: () => number): ParamCod
   };
 }
 
-const DECIMAL = /^[0-9]+$/;
 const MAX_UINT64 = 2n ** 64n - 1n;
 
 export function parseUint(s: string): number | undefined {
@@ -102,9 +133,12 @@ export function oneOf<T extends string>(values: readonly T[]): ParamCodec<T> {
   return scalar<T>(null, (s) => (values.includes(s as T) ? (s as T) : undefined), (v) => v);
 }
 
-/** A flag that counts when present, with or without a value (`?skip_randao_verification`). */
+/** A flag that counts when present, and takes no value (`?skip_randao_verification`: the spec's `maxLength: 0`). */
 export const flag: ParamCodec<boolean> = {
-  parse: (raw) => raw !== undefined && raw.length > 0,
+  parse(raw, name) {
+    if (raw?.some((value) => value !== "")) throw badRequest(`Parameter ${name} takes no value`);
+    return raw !== undefined && raw.length > 0;
+  },
   format: (v) => (v ? [""] : undefined),
 };
 
@@ -246,25 +280,33 @@ export function listBody<T, O>(select: (others: O) => SszLike<T>, sszLimit?: num
   };
 }
 
-/** A JSON array of strings, each parsed by `parse` (null or absent is the empty list); more than `maxItems` is a 400, before any item is parsed. */
-export function parseStringList<T>(json: unknown, what: string, parse: (s: string) => T | undefined, maxItems?: number): T[] {
+/**
+ * A JSON array of strings, each parsed by `parse` (null or absent is the empty list); more than
+ * `maxItems` is a 400 before any item is parsed, and so is an item given twice with `unique`.
+ */
+export function parseStringList<T>(json: unknown, what: string, parse: (s: string) => T | undefined, limits: {maxItems?: number; unique?: boolean} = {}): T[] {
   if (json === undefined || json === null) return [];
   if (!Array.isArray(json)) throw new Error(`${what} must be an array`);
+  const {maxItems, unique = false} = limits;
   if (maxItems !== undefined && json.length > maxItems) throw new ApiError(400, `Too many ${what}: ${json.length} (at most ${maxItems})`);
-  return json.map((s, i) => {
+  const values = json.map((s, i) => {
     const value = typeof s === "string" ? parse(s) : undefined;
     if (value === undefined) throw new Error(`invalid ${what} item ${i}: ${JSON.stringify(s)}`);
     return value;
   });
+  const duplicate = unique ? firstDuplicate(json as string[]) : undefined;
+  if (duplicate !== undefined) throw badRequest(`Duplicate ${what} item: ${duplicate}`);
+  return values;
 }
 
-/** A body that is a JSON array of strings (validator indices, public keys). */
-export function stringListBody<T, O>(what: string, parse: (s: string) => T | undefined, format: (v: T) => string): BodyDef<T[], O> {
+/** A body that is a JSON array of strings (validator indices, public keys); fewer than `minItems` is a 400. */
+export function stringListBody<T, O>(what: string, parse: (s: string) => T | undefined, format: (v: T) => string, {minItems = 0} = {}): BodyDef<T[], O> {
   return {
     in: "body",
     keptByBytes: true,
     fromJson(json) {
       if (!Array.isArray(json)) throw new Error(`expected a JSON array of ${what}`);
+      if (json.length < minItems) throw badRequest(`Expected at least ${minItems} ${what}, got ${json.length}`);
       return parseStringList(json, what, parse);
     },
     toJson: (values) => values.map(format),

@@ -17,13 +17,13 @@ import {parse} from "yaml";
  */
 
 export const SPEC_DIR = fileURLToPath(new URL("../../vendor/beacon-apis", import.meta.url));
-const INDEX_FILE = "beacon-node-oapi.yaml";
+export const INDEX_FILE = "beacon-node-oapi.yaml";
 /** the `$id` of the shared definitions document inside ajv */
 const DEFS_ID = "beacon-apis-defs";
 const JSON_MEDIA_TYPE = "application/json";
 
-type Json = null | boolean | number | string | Json[] | {[key: string]: Json};
-type JsonObject = {[key: string]: Json};
+export type Json = null | boolean | number | string | Json[] | {[key: string]: Json};
+export type JsonObject = {[key: string]: Json};
 
 export interface SpecOperation {
   operationId: string;
@@ -55,7 +55,7 @@ function exactly(count: number): JsonObject {
 }
 
 const yamlCache = new Map<string, Json>();
-function readYaml(file: string): Json {
+export function readYaml(file: string): Json {
   let doc = yamlCache.get(file);
   if (doc === undefined) {
     doc = parse(readFileSync(join(SPEC_DIR, file), "utf8")) as Json;
@@ -68,13 +68,13 @@ function readYaml(file: string): Json {
 }
 
 /** A `$ref` as the spec file it names (relative to SPEC_DIR) and the JSON pointer in it. */
-function refTarget(ref: string, fromFile: string): {file: string; pointer: string} {
+export function refTarget(ref: string, fromFile: string): {file: string; pointer: string} {
   const [filePart, pointer = ""] = ref.split("#");
   const file = filePart === "" ? fromFile : relative(SPEC_DIR, resolve(SPEC_DIR, dirname(fromFile), filePart));
   return {file, pointer};
 }
 
-function atPointer(doc: Json, pointer: string, where: string): Json {
+export function atPointer(doc: Json, pointer: string, where: string): Json {
   let node = doc;
   for (const raw of pointer.split("/").slice(1)) {
     const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
@@ -85,10 +85,10 @@ function atPointer(doc: Json, pointer: string, where: string): Json {
   return node;
 }
 
-const isObject = (node: Json | undefined): node is JsonObject => node !== null && typeof node === "object" && !Array.isArray(node);
+export const isObject = (node: Json | undefined): node is JsonObject => node !== null && typeof node === "object" && !Array.isArray(node);
 
 /** Follows `$ref`s of a non-schema object (path item, response) to the object itself and its file. */
-function deref(node: Json, file: string): {node: Json; file: string} {
+export function deref(node: Json, file: string): {node: Json; file: string} {
   for (let hops = 0; isObject(node) && typeof node.$ref === "string"; hops++) {
     if (hops > 20) throw new Error(`OpenAPI: $ref loop at ${file}`);
     const target = refTarget(node.$ref, file);

@@ -9,6 +9,7 @@ import {parseNodeOptions} from "../../src/cli/options.ts";
 import {startNode, type RunningNode} from "../../src/node.ts";
 import {checkResponse} from "./checkResponse.ts";
 import {specOperation} from "./openapi.ts";
+import {requestViolations} from "./requestConstraints.ts";
 import {createSampleContext, type SampleContext} from "./sampleContext.ts";
 import {samples} from "./samples.ts";
 import {sendSample} from "./sendSample.ts";
@@ -75,4 +76,36 @@ describe("every route on a live node", () => {
       expect(problems).toEqual([]);
     }, ROUTE_TIMEOUT_MS);
   }
+});
+
+describe("the spec's request constraints on a live node", () => {
+  // each constraint of the OpenAPI documents (uniqueItems, maxItems, minItems, enum, pattern,
+  // maxLength), broken one at a time in a request that otherwise succeeds, is refused
+  for (const route of allRoutes.filter((r) => specOperation(r.operationId))) {
+    it(`${route.operationId}: ${route.method} ${route.path}`, async () => {
+      const base = (await samples[route.operationId]!(ctx)).find((req) => req.status === 200 && req.deviation === undefined);
+      if (!base) return;
+      const problems: string[] = [];
+      for (const {label, request, statuses, mentions} of requestViolations(route.operationId, {...base, label: base.label})) {
+        const res = await sendSample(ctx.baseUrl, route, {...request, label});
+        if (!statuses.includes(res.status)) {
+          problems.push(`${label}: ${res.status}, not ${statuses.join(" or ")}`);
+          continue;
+        }
+        const body = JSON.parse(res.text) as {code?: number; message?: string};
+        if (body.code !== res.status) problems.push(`${label}: error body code ${body.code}`);
+        if (mentions !== undefined && !body.message?.includes(mentions)) problems.push(`${label}: the message "${body.message}" does not name ${mentions}`);
+      }
+      expect(problems).toEqual([]);
+    }, ROUTE_TIMEOUT_MS);
+  }
+
+  it("walks the constraints the issue names (a walk that finds nothing would pass vacuously)", async () => {
+    const labels = (id: string, req: Parameters<typeof requestViolations>[1]) => requestViolations(id, req).map((v) => v.label);
+    const base = {label: "x", params: {state_id: "head"}, status: 200};
+    expect(labels("getStateValidators", base)).toEqual(expect.arrayContaining(["query id: uniqueItems", "query id: maxItems", "query status: uniqueItems", "query status: enum"]));
+    expect(labels("postStateValidators", {...base, body: {}})).toEqual(expect.arrayContaining(["body ids: uniqueItems", "body statuses: uniqueItems", "body statuses: enum"]));
+    expect(labels("eventstream", {label: "x", status: 200})).toEqual(expect.arrayContaining(["query topics: uniqueItems", "query topics: enum"]));
+    expect(labels("getAttesterDuties", {label: "x", params: {epoch: 0}, body: ["1"], status: 200})).toEqual(expect.arrayContaining(["body: minItems"]));
+  });
 });

@@ -97,7 +97,7 @@ const validatorsFilterBody = customBody<ValidatorsFilter, {stateId: StateId}>(
     if (typeof json !== "object" || json === null || Array.isArray(json)) throw new Error("expected a JSON object");
     const {ids, statuses} = json as Record<string, unknown>;
     const isStatus = (s: string) => ((VALIDATOR_STATUSES as readonly string[]).includes(s) ? (s as ValidatorStatusFilter) : undefined);
-    return {ids: parseStringList(ids, "ids", parseValidatorId, idLimits.body), statuses: parseStringList(statuses, "statuses", isStatus, idLimits.body)};
+    return {ids: parseStringList(ids, "ids", parseValidatorId, {maxItems: idLimits.body, unique: true}), statuses: parseStringList(statuses, "statuses", isStatus, {maxItems: idLimits.body, unique: true})};
   },
   (value) => ({ids: value.ids.map(formatValidatorId), statuses: value.statuses})
 );
@@ -230,8 +230,8 @@ export const beaconRoutes = {
     tag: "Beacon",
     args: {
       stateId: stateIdArg,
-      id: {in: "query", name: "id", codec: list(validatorId, () => idLimits.query)},
-      status: {in: "query", name: "status", codec: list(oneOf(VALIDATOR_STATUSES))},
+      id: {in: "query", name: "id", codec: list(validatorId, {maxItems: () => idLimits.query, unique: true})},
+      status: {in: "query", name: "status", codec: list(oneOf(VALIDATOR_STATUSES), {unique: true})},
     },
     response: {kind: "data", data: validatorsData, meta: chainMeta},
   }),
@@ -364,7 +364,7 @@ export const beaconRoutes = {
     path: "/eth/v1/beacon/blob_sidecars/{block_id}",
     version: 1,
     tag: "Beacon",
-    args: {blockId: blockIdArg, indices: {in: "query", name: "indices", codec: list(uint)}},
+    args: {blockId: blockIdArg, indices: {in: "query", name: "indices", codec: list(uint, {unique: true})}},
     response: {kind: "data", data: sszData(() => ssz.deneb.BlobSidecars, {ssz: true}), meta: versionedChainMeta},
   }),
   getBlobs: route<{blockId: BlockId; versionedHashes?: Uint8Array[]}, deneb.Blobs, ChainMeta>({
@@ -372,7 +372,7 @@ export const beaconRoutes = {
     path: "/eth/v1/beacon/blobs/{block_id}",
     version: 1,
     tag: "Beacon",
-    args: {blockId: blockIdArg, versionedHashes: {in: "query", name: "versioned_hashes", codec: list(root)}},
+    args: {blockId: blockIdArg, versionedHashes: {in: "query", name: "versioned_hashes", codec: list(root, {unique: true})}},
     response: {kind: "data", data: sszData(() => ssz.deneb.Blobs, {ssz: true}), meta: chainMeta},
   }),
 };

@@ -114,7 +114,7 @@ export const debugRoutes = {
     path: "/eth/v1/debug/beacon/data_column_sidecars/{block_id}",
     version: 1,
     tag: "Debug",
-    args: {blockId: {in: "path", name: "block_id", codec: blockId}, indices: {in: "query", name: "indices", codec: list(uint)}},
+    args: {blockId: {in: "path", name: "block_id", codec: blockId}, indices: {in: "query", name: "indices", codec: list(uint, {unique: true})}},
     response: {kind: "data", data: sszData(() => ssz.fulu.DataColumnSidecars, {ssz: true}), meta: versionedChainMeta},
   }),
 };

@@ -102,13 +102,13 @@ export const beaconEventCodec: EventCodec<BeaconEvent> = {
   },
 };
 
-const topic = list(scalar<EventTopic>("topic", (s) => (isTopic(s) ? s : undefined), (t) => t));
-/** At least one topic, each known; repeats count once. */
+const topic = list(scalar<EventTopic>("topic", (s) => (isTopic(s) ? s : undefined), (t) => t), {unique: true});
+/** At least one topic, each known, none twice (the spec's `uniqueItems`). */
 const topics: ParamCodec<EventTopic[]> = {
   parse(raw, name) {
     const values = topic.parse(raw, name);
     if (values.length === 0) throw badRequest(`Missing required parameter ${name}`);
-    return [...new Set(values)];
+    return values;
   },
   format: (values) => topic.format(values),
 };

@@ -111,8 +111,8 @@ export const nodeRoutes = {
     version: 1,
     tag: "Node",
     args: {
-      state: {in: "query", name: "state", codec: list(oneOf(PEER_STATES))},
-      direction: {in: "query", name: "direction", codec: list(oneOf(PEER_DIRECTIONS))},
+      state: {in: "query", name: "state", codec: list(oneOf(PEER_STATES), {unique: true})},
+      direction: {in: "query", name: "direction", codec: list(oneOf(PEER_DIRECTIONS), {unique: true})},
     },
     response: {
       kind: "data",

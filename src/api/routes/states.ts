@@ -78,7 +78,7 @@ export function validatorIdsBody<O>(): BodyDef<ValidatorId[], O> {
   return {
     in: "body",
     optional: true,
-    fromJson: (json) => parseStringList(json, "validator ids", parseValidatorId, idLimits.body),
+    fromJson: (json) => parseStringList(json, "validator ids", parseValidatorId, {maxItems: idLimits.body, unique: true}),
     toJson: (ids) => ids.map(formatValidatorId),
   };
 }
@@ -109,7 +109,7 @@ export const stateRoutes = {
     path: "/eth/v1/beacon/states/{state_id}/validator_balances",
     version: 1,
     tag: "Beacon",
-    args: {stateId: stateIdArg, id: {in: "query", name: "id", codec: list(validatorId, () => idLimits.query)}},
+    args: {stateId: stateIdArg, id: {in: "query", name: "id", codec: list(validatorId, {maxItems: () => idLimits.query, unique: true})}},
     response: {kind: "data", data: balancesData, meta: chainMeta},
   }),
   postStateValidatorBalances: route<{stateId: StateId; ids: ValidatorId[]}, ValidatorBalance[], ChainMeta, Iterable<ValidatorBalance>>({

@@ -143,7 +143,7 @@ export const validatorRoutes = {
     path: "/eth/v1/validator/duties/attester/{epoch}",
     version: 1,
     tag: "Validator",
-    args: {epoch: epochArg, validators: stringListBody("validator indices or public keys", parseValidatorId, formatValidatorId)},
+    args: {epoch: epochArg, validators: stringListBody("validator indices or public keys", parseValidatorId, formatValidatorId, {minItems: 1})},
     response: {kind: "data", data: listData(AttesterDutyType), meta: dutiesMeta},
   }),
   getSyncCommitteeDuties: route<{epoch: number; indices: number[]}, SyncDuty[], {executionOptimistic: boolean}>({
@@ -151,7 +151,7 @@ export const validatorRoutes = {
     path: "/eth/v1/validator/duties/sync/{epoch}",
     version: 1,
     tag: "Validator",
-    args: {epoch: epochArg, indices: stringListBody("validator indices", parseUint, String)},
+    args: {epoch: epochArg, indices: stringListBody("validator indices", parseUint, String, {minItems: 1})},
     response: {kind: "data", data: listData(SyncDutyType), meta: {executionOptimistic: executionOptimisticMeta}},
   }),
   produceBlockV3: route<ProduceBlockArgs & {builderBoostFactor?: bigint}, BlockContents, ProduceBlockV3Meta>({
@@ -282,7 +282,7 @@ export const validatorRoutes = {
     path: "/eth/v1/validator/liveness/{epoch}",
     version: 1,
     tag: "Validator",
-    args: {epoch: epochArg, indices: stringListBody("validator indices", parseUint, String)},
+    args: {epoch: epochArg, indices: stringListBody("validator indices", parseUint, String, {minItems: 1})},
     response: {kind: "data", data: listData(LivenessType), meta: {}},
   }),
   registerValidator: route<{registrations: bellatrix.SignedValidatorRegistrationV1[]}>({

@@ -305,7 +305,7 @@ describe("blob sidecars and blobs (the dev chain has none)", () => {
     const max = t.chain.config.getMaxBlobsPerBlock(0);
     expect((await request(app).get("/eth/v1/beacon/blob_sidecars/head?indices=x").expect(400)).body).toEqual({code: 400, message: "Invalid indices: x"});
     expect((await request(app).get(`/eth/v1/beacon/blob_sidecars/head?indices=${max}`).expect(400)).body).toEqual({code: 400, message: `Invalid blob index ${max}: must be below ${max}`});
-    expect((await request(app).get("/eth/v1/beacon/blob_sidecars/head?indices=1&indices=1").expect(400)).body).toEqual({code: 400, message: "Duplicate blob index 1"});
+    expect((await request(app).get("/eth/v1/beacon/blob_sidecars/head?indices=1&indices=1").expect(400)).body).toEqual({code: 400, message: "Duplicate value in indices: 1"});
     expect((await request(app).get("/eth/v1/beacon/blob_sidecars/head2").expect(400)).body).toEqual({code: 400, message: "Invalid block ID: head2"});
     expect((await request(app).get("/eth/v1/beacon/blob_sidecars/9").expect(404)).body).toEqual({code: 404, message: "Block not found"});
   });

@@ -32,11 +32,17 @@ describe("choices the spec leaves open", () => {
     expect(res.body.data.map((v: {index: string}) => v.index)).toEqual(["1"]);
   });
 
-  it("a validator named twice (by index, or by index and public key) is answered once", async () => {
+  it("a validator named by index and by public key is answered once; the same id twice is a 400 (uniqueItems, as Nimbus answers)", async () => {
     // reason: the answer is the set of validators the ids name; a tool summing balances must not count one twice
     const pubkey = `0x${Buffer.from(t.state.validators.getReadonly(2).pubkey).toString("hex")}`;
-    const res = await request(app).get(`/eth/v1/beacon/states/head/validators?id=2,2,${pubkey}`).expect(200);
+    const res = await request(app).get(`/eth/v1/beacon/states/head/validators?id=2,${pubkey}`).expect(200);
     expect(res.body.data.map((v: {index: string}) => v.index)).toEqual(["2"]);
+    for (const ids of ["2,2", "2,02", `${pubkey},${pubkey.toUpperCase().replace("0X", "0x")}`]) {
+      const refused = await request(app).get(`/eth/v1/beacon/states/head/validators?id=${ids}`).expect(400);
+      expect(refused.body).toEqual({code: 400, message: `Duplicate value in id: ${ids.split(",")[1]}`});
+    }
+    const body = await request(app).post("/eth/v1/beacon/states/head/validator_balances").send(["3", "3"]).expect(400);
+    expect(body.body).toEqual({code: 400, message: "Duplicate validator ids item: 3"});
   });
 
   it("a list query parameter takes repeated keys and comma-separated values alike", async () => {
