@@ -33,6 +33,7 @@ import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
 import {StateCache, blockRootOfStateKey} from "./stateCache.ts";
+import {TargetShufflings} from "./shufflingCache.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
@@ -79,6 +80,8 @@ export class BeaconChain implements IBeaconChain {
   readonly lightClient: LightClientServer;
   private readonly stateCache: StateCache;
   private readonly regen: StateRegenerator;
+  /** the committees of attestations, by their target */
+  readonly targetShufflings: TargetShufflings;
   private readonly producedPayloads = new ProducedPayloads();
   private readonly engineVerdicts: EngineVerdicts;
   private readonly archiver: Archiver;
@@ -142,12 +145,15 @@ export class BeaconChain implements IBeaconChain {
       currentSlot: () => this.currentSlot(),
       anchorSlot: () => this.anchorSlot,
     });
+    this.targetShufflings = new TargetShufflings({forkChoice: () => this.forkChoice, headRoot: () => this.head.blockRoot, getHeadStateAtEpoch: (epoch) => this.getHeadStateAtEpoch(epoch), getStateAtSlot: (root, slot) => this.regen.getStateAtSlot(root, slot)});
     this.sidecarRetention = opts.pruneSidecars === false ? null : new SidecarRetention(config, db);
     this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
     this.pools = new OperationPools({
       config,
       currentSlot: () => clock.currentSlot(),
       getStateForEpoch: (epoch) => this.getHeadStateAtEpoch(epoch),
+      getTargetShuffling: (target) => this.targetShufflings.get(target),
+      pubkeyCache: () => this.getHeadState().epochCtx.pubkeyCache,
       hasBlock: (root) => this.forkChoice.hasBlock(root),
       onAttestationVotes: (indices, root, targetEpoch, slot) => {
         this.liveness.record(targetEpoch, indices);

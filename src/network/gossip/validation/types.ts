@@ -3,6 +3,7 @@ import type {BeaconConfig} from "@lodestar/config";
 import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {BeaconBlock, SignedBeaconBlock} from "@lodestar/types";
 import type {DataAvailability} from "../../../chain/blobs/dataAvailability.ts";
+import type {TargetShufflings} from "../../../chain/shufflingCache.ts";
 import type {LightClientReader} from "../../../chain/lightClient/server.ts";
 import type {ForkChoice} from "../../../forkchoice/index.ts";
 import type {OperationPools} from "../../../pools/index.ts";
@@ -40,6 +41,8 @@ export interface GossipChain {
   getHeadState(): CachedBeaconStateAllForks;
   /** the head state advanced to `epoch` (committees, sync committees) */
   getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
+  /** the committees of an attestation's target checkpoint (its own branch's, not the head's) */
+  readonly targetShufflings: Pick<TargetShufflings, "get">;
   /** the parent's post-state advanced to the block's slot; only `slot` and `parentRoot` are read */
   getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
   /** where verified sidecars wait for their block */
