@@ -5,7 +5,6 @@ import {
   computeEpochAtSlot,
   computeStartSlotAtEpoch,
   getBlockRootAtSlot,
-  getEffectiveBalanceIncrementsZeroInactive,
 } from "@lodestar/state-transition";
 import {ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
 import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, deneb, fulu, phase0} from "@lodestar/types";
@@ -34,6 +33,7 @@ import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
 import {StateCache, blockRootOfStateKey} from "./stateCache.ts";
 import {TargetShufflings} from "./shufflingCache.ts";
+import {JustifiedBalances} from "./justifiedBalances.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
@@ -80,6 +80,7 @@ export class BeaconChain implements IBeaconChain {
   readonly lightClient: LightClientServer;
   private readonly stateCache: StateCache;
   private readonly regen: StateRegenerator;
+  private readonly justifiedBalances: JustifiedBalances;
   /** the committees of attestations, by their target */
   readonly targetShufflings: TargetShufflings;
   private readonly producedPayloads = new ProducedPayloads();
@@ -125,11 +126,12 @@ export class BeaconChain implements IBeaconChain {
       getArchivedState: (slot) => this.archiver.getHistoricalState(slot),
       anchorSlot: () => this.anchorSlot,
     });
+    this.justifiedBalances = new JustifiedBalances({cachedStateAt: (root, slot) => this.regen.cachedStateAt(root, slot), getStateAtSlot: (root, slot) => this.regen.getStateAtSlot(root, slot), getHeadState: () => this.getHeadState()});
     this.forkChoice = new ForkChoice({
       anchor: anchorProtoBlock(anchor.state, anchorRoot, anchor.executionBlockHash),
       currentSlot: clock.currentSlot(),
       opts: {slotsPerEpoch: SLOTS_PER_EPOCH, secondsPerSlot: config.SECONDS_PER_SLOT, proposerScoreBoostPercent: PROPOSER_SCORE_BOOST},
-      getJustifiedBalances: (checkpoint) => this.justifiedBalances(checkpoint),
+      getJustifiedBalances: (checkpoint) => this.justifiedBalances.get(checkpoint),
     });
     this.head = this.forkChoice.getHead();
     this.finalizedEpoch = this.forkChoice.getFinalizedCheckpoint().epoch;
@@ -445,6 +447,8 @@ export class BeaconChain implements IBeaconChain {
    * change, record the head and, once a new epoch is finalized, archive and prune.
    */
   private async updateHeadAndFinality(): Promise<ProtoBlock> {
+    // a new justified checkpoint's state, regenerated if need be, for the weights
+    await this.justifiedBalances.prepare(this.forkChoice.getJustifiedCheckpoint());
     const head = this.recomputeHead();
     const finalized = this.forkChoice.getFinalizedCheckpoint();
     // pinned anew each time: the checkpoints move at epoch starts without the head moving, and a
@@ -474,16 +478,6 @@ export class BeaconChain implements IBeaconChain {
     const preState = await this.regen.getStateAtSlot(this.head.blockRoot, slot);
     const event = preState && payloadAttributesEvent(this.config, preState, fromHex(this.head.blockRoot), this.opts.feeRecipientOf);
     if (event) this.emitter.emit("payload_attributes", event);
-  }
-
-  private justifiedBalances(checkpoint: CheckpointHex): number[] {
-    const slot = computeStartSlotAtEpoch(checkpoint.epoch);
-    let state = this.regen.cachedStateAt(checkpoint.root, slot);
-    if (!state) {
-      log.warn({checkpoint}, "justified state not cached; using the head state's balances");
-      state = this.getHeadState();
-    }
-    return Array.from(getEffectiveBalanceIncrementsZeroInactive(state));
   }
 
 }

@@ -51,6 +51,8 @@ export interface ChainEnvOptions {
   blobsPerBlock?: number;
   /** how long an import waits for a block's sidecars */
   dataAvailabilityWaitMs?: number;
+  /** the state cache's budget (the chain's default unless given) */
+  stateCacheBytes?: number;
 }
 
 export async function createChainEnv(genesisFork: DevFork, overrides: Partial<ChainConfig> = {}, opts: ChainEnvOptions = {}): Promise<ChainEnv> {
@@ -68,7 +70,7 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
     new MockExecutionEngine({blobsPerBlock: opts.blobsPerBlock}),
     (t) => new Clock(t, SECONDS_PER_SLOT, SLOTS_PER_EPOCH, () => now),
     {validatorCount: 64, genesisTime: GENESIS_TIME},
-    {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20), dataAvailabilityWaitMs: opts.dataAvailabilityWaitMs,
+    {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20), dataAvailabilityWaitMs: opts.dataAvailabilityWaitMs, stateCacheBytes: opts.stateCacheBytes,
       // the wait for sidecars moves the test's clock, not the wall clock's
       dataAvailabilitySleep: async (ms) => {
         now += ms;
