@@ -34,6 +34,7 @@ import {StateRegenerator} from "./regen.ts";
 import {StateCache, blockRootOfStateKey} from "./stateCache.ts";
 import {TargetShufflings} from "./shufflingCache.ts";
 import {JustifiedBalances} from "./justifiedBalances.ts";
+import {PendingChildren} from "./pendingChildren.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
@@ -81,6 +82,8 @@ export class BeaconChain implements IBeaconChain {
   private readonly stateCache: StateCache;
   private readonly regen: StateRegenerator;
   private readonly justifiedBalances: JustifiedBalances;
+  /** blocks being imported, and gossip blocks waiting for one of them as their parent */
+  readonly pendingChildren: PendingChildren;
   /** the committees of attestations, by their target */
   readonly targetShufflings: TargetShufflings;
   private readonly producedPayloads = new ProducedPayloads();
@@ -147,6 +150,7 @@ export class BeaconChain implements IBeaconChain {
       currentSlot: () => this.currentSlot(),
       anchorSlot: () => this.anchorSlot,
     });
+    this.pendingChildren = new PendingChildren(() => clock.currentSlot());
     this.targetShufflings = new TargetShufflings({forkChoice: () => this.forkChoice, headRoot: () => this.head.blockRoot, getHeadStateAtEpoch: (epoch) => this.getHeadStateAtEpoch(epoch), getStateAtSlot: (root, slot) => this.regen.getStateAtSlot(root, slot)});
     this.sidecarRetention = opts.pruneSidecars === false ? null : new SidecarRetention(config, db);
     this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
@@ -265,8 +269,16 @@ export class BeaconChain implements IBeaconChain {
     // a block that cannot be imported anyway does not wait for its data
     if (this.forkChoice.hasBlock(toRootHex(blockRoot))) throw new BlockError("ALREADY_KNOWN", `block ${toRootHex(blockRoot)} is already imported`);
     if (!this.forkChoice.hasBlock(toRootHex(block.parentRoot))) throw new BlockError("PARENT_UNKNOWN", `parent ${toRootHex(block.parentRoot)} of block at slot ${block.slot} is unknown`);
-    await this.dataAvailability.whenAvailable(signedBlock, blockRoot);
-    return this.serialized(() => this.importBlockNow(signedBlock, false));
+    const end = this.pendingChildren.begin(toRootHex(blockRoot));
+    try {
+      await this.dataAvailability.whenAvailable(signedBlock, blockRoot);
+      const imported = await this.serialized(() => this.importBlockNow(signedBlock, false));
+      end({kind: "imported"});
+      return imported;
+    } catch (error) {
+      end({kind: "failed", error});
+      throw error;
+    }
   }
 
   /** Blocks read back from our own database at start-up: verified when first imported, optimistic if the engine had not validated their payload. */
@@ -470,6 +482,7 @@ export class BeaconChain implements IBeaconChain {
       if (this.emitter.listenerCount("payload_attributes") > 0) await this.emitPayloadAttributes(slot + 1);
     }).catch((e: Error) => log.error({slot, err: e.message}, "slot processing failed"));
     this.pools.prune(slot);
+    this.pendingChildren.prune(slot);
     this.dataAvailability.pruneBefore(computeStartSlotAtEpoch(this.forkChoice.getFinalizedCheckpoint().epoch));
   }
 
