@@ -410,10 +410,12 @@ export class BeaconChain implements IBeaconChain {
   }
 
   /** Runs fork choice and, if the head moved, records it, emits head (and chain_reorg) and tells the engine. */
-  private recomputeHead(): ProtoBlock {
+  private async recomputeHead(): Promise<ProtoBlock> {
     const oldHead = this.head;
     const newHead = this.forkChoice.updateHead();
     if (newHead.blockRoot === oldHead.blockRoot) return newHead;
+    // a branch unused for a while may have left the state cache: its head's state comes back first
+    if (!this.stateCache.has(newHead.blockRoot)) await this.regen.getPostState(newHead.blockRoot);
     this.head = newHead;
     this.emitter.emit("head", headEvent(this.forkChoice, oldHead, newHead, this.anchorSlot));
     const reorg = reorgEvent(this.forkChoice, oldHead, newHead, this.anchorSlot);
@@ -461,7 +463,7 @@ export class BeaconChain implements IBeaconChain {
   private async updateHeadAndFinality(): Promise<ProtoBlock> {
     // a new justified checkpoint's state, regenerated if need be, for the weights
     await this.justifiedBalances.prepare(this.forkChoice.getJustifiedCheckpoint());
-    const head = this.recomputeHead();
+    const head = await this.recomputeHead();
     const finalized = this.forkChoice.getFinalizedCheckpoint();
     // pinned anew each time: the checkpoints move at epoch starts without the head moving, and a
     // state left pinned after its block is pruned would stay cached for good
