@@ -4,9 +4,8 @@ import {
   type CachedBeaconStateAllForks,
   computeEpochAtSlot,
   computeStartSlotAtEpoch,
-  getBlockRootAtSlot,
 } from "@lodestar/state-transition";
-import {ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
+import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, deneb, fulu, phase0} from "@lodestar/types";
 import {fromHex, toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
@@ -35,6 +34,7 @@ import {StateCache, blockRootOfStateKey} from "./stateCache.ts";
 import {TargetShufflings} from "./shufflingCache.ts";
 import {JustifiedBalances} from "./justifiedBalances.ts";
 import {PendingChildren} from "./pendingChildren.ts";
+import {attestationDataOnHead} from "./attestationData.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
@@ -320,20 +320,9 @@ export class BeaconChain implements IBeaconChain {
   }
 
   async produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData> {
-    const head = this.head;
-    const epoch = computeEpochAtSlot(slot);
-    const epochStart = computeStartSlotAtEpoch(epoch);
     const headState = this.getHeadState();
-    const state = headState.slot < slot ? this.regen.advance(head.blockRoot, headState, slot) : headState;
-    const targetRoot = epochStart >= head.slot ? fromHex(head.blockRoot) : getBlockRootAtSlot(state, epochStart);
-    const forkSeq = this.config.getForkSeq(slot);
-    return {
-      slot,
-      index: forkSeq >= ForkSeq.electra ? 0 : committeeIndex,
-      beaconBlockRoot: fromHex(head.blockRoot),
-      source: state.currentJustifiedCheckpoint.toValue(),
-      target: {epoch, root: targetRoot},
-    };
+    const state = headState.slot < slot ? this.regen.advance(this.head.blockRoot, headState, slot) : headState;
+    return attestationDataOnHead(this.config, this.head, state, committeeIndex, slot);
   }
 
   private async importBlockNow(signedBlock: SignedBeaconBlock, trusted: boolean, storedOptimistic = false): Promise<ImportedBlock> {
@@ -409,13 +398,10 @@ export class BeaconChain implements IBeaconChain {
     return {blockRoot, slot: block.slot, isHead: newHead.blockRoot === rootHex};
   }
 
-  /** Runs fork choice and, if the head moved, records it, emits head (and chain_reorg) and tells the engine. */
-  private async recomputeHead(): Promise<ProtoBlock> {
+  /** Given fork choice's head, if the head moved, records it, emits head (and chain_reorg) and tells the engine. */
+  private recomputeHead(newHead: ProtoBlock): ProtoBlock {
     const oldHead = this.head;
-    const newHead = this.forkChoice.updateHead();
     if (newHead.blockRoot === oldHead.blockRoot) return newHead;
-    // a branch unused for a while may have left the state cache: its head's state comes back first
-    if (!this.stateCache.has(newHead.blockRoot)) await this.regen.getPostState(newHead.blockRoot);
     this.head = newHead;
     this.emitter.emit("head", headEvent(this.forkChoice, oldHead, newHead, this.anchorSlot));
     const reorg = reorgEvent(this.forkChoice, oldHead, newHead, this.anchorSlot);
@@ -461,9 +447,14 @@ export class BeaconChain implements IBeaconChain {
    * change, record the head and, once a new epoch is finalized, archive and prune.
    */
   private async updateHeadAndFinality(): Promise<ProtoBlock> {
-    // a new justified checkpoint's state, regenerated if need be, for the weights
-    await this.justifiedBalances.prepare(this.forkChoice.getJustifiedCheckpoint());
-    const head = await this.recomputeHead();
+    // a new justified checkpoint's state, regenerated if need be, for the weights (awaited only
+    // then: the common case takes no turn of the event loop)
+    const justified = this.forkChoice.getJustifiedCheckpoint();
+    if (!this.justifiedBalances.isPrepared(justified)) await this.justifiedBalances.prepare(justified);
+    const newHead = this.forkChoice.updateHead();
+    // a branch unused for a while may have left the state cache: its head's state comes back first
+    if (!this.stateCache.has(newHead.blockRoot)) await this.regen.getPostState(newHead.blockRoot);
+    const head = this.recomputeHead(newHead);
     const finalized = this.forkChoice.getFinalizedCheckpoint();
     // pinned anew each time: the checkpoints move at epoch starts without the head moving, and a
     // state left pinned after its block is pruned would stay cached for good

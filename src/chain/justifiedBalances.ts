@@ -24,9 +24,17 @@ export interface JustifiedBalancesDeps {
 export class JustifiedBalances {
   private readonly deps: JustifiedBalancesDeps;
   private prepared: {key: string; balances: number[]} | null = null;
+  /** the checkpoint whose state could not be regenerated (not tried again at every head computation) */
+  private failedKey: string | null = null;
 
   constructor(deps: JustifiedBalancesDeps) {
     this.deps = deps;
+  }
+
+  /** Whether the balances of `checkpoint` are at hand (`prepare` has nothing to do). */
+  isPrepared(checkpoint: CheckpointHex): boolean {
+    const key = keyOf(checkpoint);
+    return this.prepared?.key === key || this.failedKey === key;
   }
 
   /** Regenerates the checkpoint state of `checkpoint` if need be and keeps its balances. */
@@ -38,9 +46,10 @@ export class JustifiedBalances {
       state = await this.deps.getStateAtSlot(checkpoint.root, computeStartSlotAtEpoch(checkpoint.epoch));
     } catch (e) {
       log.warn({checkpoint, err: (e as Error).message}, "could not regenerate the justified checkpoint state");
-      return;
+      state = null;
     }
     if (state) this.prepared = {key, balances: balancesOf(state)};
+    else this.failedKey = key;
   }
 
   /** The balances of `checkpoint`'s state (fork choice's getter). */
