@@ -77,6 +77,17 @@ describe("attestations are checked against the committees of their own target", 
     expect(node.chain.pools.attestations.getAll({slot: SLOT, committeeIndex: 0})).toHaveLength(1);
   });
 
+  it("IGNOREs an attestation whose target block is unknown (its committees cannot be known), and asks for its voted block", async () => {
+    const [member] = await committeeOf(node, 0);
+    const data = await node.attestationData(SLOT);
+    const unknown = new Uint8Array(32).fill(0xee);
+    const edited = {...data, beaconBlockRoot: unknown, target: {epoch: 2, root: unknown}};
+    const att: electra.SingleAttestation = {committeeIndex: 0, attesterIndex: member, data: edited, signature: node.signAttestation(edited, member)};
+    const topic = node.topic("beacon_attestation", computeSubnetForAttestation(2, SLOT, 0));
+    expect(await node.validators.beacon_attestation(topic, att, "peer")).toMatchObject({result: "IGNORE", unknownBlockRoot: toRootHex(unknown)});
+    await expect(node.chain.pools.attestations.submitAttestation(att)).rejects.toMatchObject({reason: expect.stringMatching(/^unknown block root 0xee/)});
+  });
+
   it("accepts an aggregate of branch B's committee, from its cached shuffling", async () => {
     const {member, committee} = await branchOnlyMember(1);
     const data = await branchB.attestationData(SLOT);
