@@ -4,10 +4,8 @@ import {
   type CachedBeaconStateAllForks,
   computeEpochAtSlot,
   computeStartSlotAtEpoch,
-  getBlockRootAtSlot,
-  getEffectiveBalanceIncrementsZeroInactive,
 } from "@lodestar/state-transition";
-import {ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
+import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, deneb, fulu, phase0} from "@lodestar/types";
 import {fromHex, toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
@@ -33,6 +31,10 @@ import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
 import {StateCache, blockRootOfStateKey} from "./stateCache.ts";
+import {TargetShufflings} from "./shufflingCache.ts";
+import {JustifiedBalances} from "./justifiedBalances.ts";
+import {PendingChildren} from "./pendingChildren.ts";
+import {attestationDataOnHead} from "./attestationData.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
@@ -79,6 +81,11 @@ export class BeaconChain implements IBeaconChain {
   readonly lightClient: LightClientServer;
   private readonly stateCache: StateCache;
   private readonly regen: StateRegenerator;
+  private readonly justifiedBalances: JustifiedBalances;
+  /** blocks being imported, and gossip blocks waiting for one of them as their parent */
+  readonly pendingChildren: PendingChildren;
+  /** the committees of attestations, by their target */
+  readonly targetShufflings: TargetShufflings;
   private readonly producedPayloads = new ProducedPayloads();
   private readonly engineVerdicts: EngineVerdicts;
   private readonly archiver: Archiver;
@@ -122,11 +129,12 @@ export class BeaconChain implements IBeaconChain {
       getArchivedState: (slot) => this.archiver.getHistoricalState(slot),
       anchorSlot: () => this.anchorSlot,
     });
+    this.justifiedBalances = new JustifiedBalances({cachedStateAt: (root, slot) => this.regen.cachedStateAt(root, slot), getStateAtSlot: (root, slot) => this.regen.getStateAtSlot(root, slot), getHeadState: () => this.getHeadState()});
     this.forkChoice = new ForkChoice({
       anchor: anchorProtoBlock(anchor.state, anchorRoot, anchor.executionBlockHash),
       currentSlot: clock.currentSlot(),
       opts: {slotsPerEpoch: SLOTS_PER_EPOCH, secondsPerSlot: config.SECONDS_PER_SLOT, proposerScoreBoostPercent: PROPOSER_SCORE_BOOST},
-      getJustifiedBalances: (checkpoint) => this.justifiedBalances(checkpoint),
+      getJustifiedBalances: (checkpoint) => this.justifiedBalances.get(checkpoint),
     });
     this.head = this.forkChoice.getHead();
     this.finalizedEpoch = this.forkChoice.getFinalizedCheckpoint().epoch;
@@ -142,12 +150,16 @@ export class BeaconChain implements IBeaconChain {
       currentSlot: () => this.currentSlot(),
       anchorSlot: () => this.anchorSlot,
     });
+    this.pendingChildren = new PendingChildren(() => clock.currentSlot());
+    this.targetShufflings = new TargetShufflings({forkChoice: () => this.forkChoice, headRoot: () => this.head.blockRoot, getHeadStateAtEpoch: (epoch) => this.getHeadStateAtEpoch(epoch), getStateAtSlot: (root, slot) => this.regen.getStateAtSlot(root, slot)});
     this.sidecarRetention = opts.pruneSidecars === false ? null : new SidecarRetention(config, db);
     this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
     this.pools = new OperationPools({
       config,
       currentSlot: () => clock.currentSlot(),
       getStateForEpoch: (epoch) => this.getHeadStateAtEpoch(epoch),
+      getTargetShuffling: (target) => this.targetShufflings.get(target),
+      pubkeyCache: () => this.getHeadState().epochCtx.pubkeyCache,
       hasBlock: (root) => this.forkChoice.hasBlock(root),
       onAttestationVotes: (indices, root, targetEpoch, slot) => {
         this.liveness.record(targetEpoch, indices);
@@ -257,8 +269,16 @@ export class BeaconChain implements IBeaconChain {
     // a block that cannot be imported anyway does not wait for its data
     if (this.forkChoice.hasBlock(toRootHex(blockRoot))) throw new BlockError("ALREADY_KNOWN", `block ${toRootHex(blockRoot)} is already imported`);
     if (!this.forkChoice.hasBlock(toRootHex(block.parentRoot))) throw new BlockError("PARENT_UNKNOWN", `parent ${toRootHex(block.parentRoot)} of block at slot ${block.slot} is unknown`);
-    await this.dataAvailability.whenAvailable(signedBlock, blockRoot);
-    return this.serialized(() => this.importBlockNow(signedBlock, false));
+    const end = this.pendingChildren.begin(toRootHex(blockRoot));
+    try {
+      await this.dataAvailability.whenAvailable(signedBlock, blockRoot);
+      const imported = await this.serialized(() => this.importBlockNow(signedBlock, false));
+      end({kind: "imported"});
+      return imported;
+    } catch (error) {
+      end({kind: "failed", error});
+      throw error;
+    }
   }
 
   /** Blocks read back from our own database at start-up: verified when first imported, optimistic if the engine had not validated their payload. */
@@ -300,20 +320,9 @@ export class BeaconChain implements IBeaconChain {
   }
 
   async produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData> {
-    const head = this.head;
-    const epoch = computeEpochAtSlot(slot);
-    const epochStart = computeStartSlotAtEpoch(epoch);
     const headState = this.getHeadState();
-    const state = headState.slot < slot ? this.regen.advance(head.blockRoot, headState, slot) : headState;
-    const targetRoot = epochStart >= head.slot ? fromHex(head.blockRoot) : getBlockRootAtSlot(state, epochStart);
-    const forkSeq = this.config.getForkSeq(slot);
-    return {
-      slot,
-      index: forkSeq >= ForkSeq.electra ? 0 : committeeIndex,
-      beaconBlockRoot: fromHex(head.blockRoot),
-      source: state.currentJustifiedCheckpoint.toValue(),
-      target: {epoch, root: targetRoot},
-    };
+    const state = headState.slot < slot ? this.regen.advance(this.head.blockRoot, headState, slot) : headState;
+    return attestationDataOnHead(this.config, this.head, state, committeeIndex, slot);
   }
 
   private async importBlockNow(signedBlock: SignedBeaconBlock, trusted: boolean, storedOptimistic = false): Promise<ImportedBlock> {
@@ -389,10 +398,9 @@ export class BeaconChain implements IBeaconChain {
     return {blockRoot, slot: block.slot, isHead: newHead.blockRoot === rootHex};
   }
 
-  /** Runs fork choice and, if the head moved, records it, emits head (and chain_reorg) and tells the engine. */
-  private recomputeHead(): ProtoBlock {
+  /** Given fork choice's head, if the head moved, records it, emits head (and chain_reorg) and tells the engine. */
+  private recomputeHead(newHead: ProtoBlock): ProtoBlock {
     const oldHead = this.head;
-    const newHead = this.forkChoice.updateHead();
     if (newHead.blockRoot === oldHead.blockRoot) return newHead;
     this.head = newHead;
     this.emitter.emit("head", headEvent(this.forkChoice, oldHead, newHead, this.anchorSlot));
@@ -439,7 +447,14 @@ export class BeaconChain implements IBeaconChain {
    * change, record the head and, once a new epoch is finalized, archive and prune.
    */
   private async updateHeadAndFinality(): Promise<ProtoBlock> {
-    const head = this.recomputeHead();
+    // a new justified checkpoint's state, regenerated if need be, for the weights (awaited only
+    // then: the common case takes no turn of the event loop)
+    const justified = this.forkChoice.getJustifiedCheckpoint();
+    if (!this.justifiedBalances.isPrepared(justified)) await this.justifiedBalances.prepare(justified);
+    const newHead = this.forkChoice.updateHead();
+    // a branch unused for a while may have left the state cache: its head's state comes back first
+    if (!this.stateCache.has(newHead.blockRoot)) await this.regen.getPostState(newHead.blockRoot);
+    const head = this.recomputeHead(newHead);
     const finalized = this.forkChoice.getFinalizedCheckpoint();
     // pinned anew each time: the checkpoints move at epoch starts without the head moving, and a
     // state left pinned after its block is pruned would stay cached for good
@@ -460,6 +475,7 @@ export class BeaconChain implements IBeaconChain {
       if (this.emitter.listenerCount("payload_attributes") > 0) await this.emitPayloadAttributes(slot + 1);
     }).catch((e: Error) => log.error({slot, err: e.message}, "slot processing failed"));
     this.pools.prune(slot);
+    this.pendingChildren.prune(slot);
     this.dataAvailability.pruneBefore(computeStartSlotAtEpoch(this.forkChoice.getFinalizedCheckpoint().epoch));
   }
 
@@ -468,16 +484,6 @@ export class BeaconChain implements IBeaconChain {
     const preState = await this.regen.getStateAtSlot(this.head.blockRoot, slot);
     const event = preState && payloadAttributesEvent(this.config, preState, fromHex(this.head.blockRoot), this.opts.feeRecipientOf);
     if (event) this.emitter.emit("payload_attributes", event);
-  }
-
-  private justifiedBalances(checkpoint: CheckpointHex): number[] {
-    const slot = computeStartSlotAtEpoch(checkpoint.epoch);
-    let state = this.regen.cachedStateAt(checkpoint.root, slot);
-    if (!state) {
-      log.warn({checkpoint}, "justified state not cached; using the head state's balances");
-      state = this.getHeadState();
-    }
-    return Array.from(getEffectiveBalanceIncrementsZeroInactive(state));
   }
 
 }

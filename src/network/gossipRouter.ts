@@ -2,6 +2,7 @@ import type {BeaconConfig} from "@lodestar/config";
 import {SLOTS_PER_EPOCH, SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
 import {computeEpochAtSlot, type CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {SignedBeaconBlock} from "@lodestar/types";
+import {toRootHex} from "@lodestar/utils";
 import {TopicValidatorResult, type GossipsubMessage} from "@libp2p/gossipsub";
 import type {OutgoingGossip} from "../api/impl/context.ts";
 import {getLogger} from "../log.ts";
@@ -29,8 +30,10 @@ export interface GossipRouterDeps {
   config: BeaconConfig;
   currentEpoch(): number;
   validators: Partial<Record<GossipType, GossipValidator>>;
-  /** the head state advanced to `epoch` (committee counts and sync committee positions for publishing) */
+  /** the head state advanced to `epoch` (sync committee positions for publishing) */
   stateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
+  /** the committees per slot of an attestation's target checkpoint (`root` a 0x hex block root) */
+  committeesPerSlot(target: {epoch: number; root: string}): Promise<number>;
   onParentUnknown(block: SignedBeaconBlock, from: string): void;
   /** a message failed a REJECT rule (or did not decode) */
   onRejected(from: string, reason: string): void;
@@ -144,8 +147,7 @@ export class GossipRouter {
       const att = message.data;
       const slot = att.data.slot;
       const committeeIndex = "committeeIndex" in att ? att.committeeIndex : att.data.index;
-      const state = await this.deps.stateAtEpoch(computeEpochAtSlot(slot));
-      const committeesPerSlot = state.epochCtx.getCommitteeCountPerSlot(computeEpochAtSlot(slot));
+      const committeesPerSlot = await this.deps.committeesPerSlot({epoch: att.data.target.epoch, root: toRootHex(att.data.target.root)});
       return [computeSubnetForAttestation(committeesPerSlot, slot, committeeIndex)];
     }
     if (message.type === "sync_committee") {

@@ -178,6 +178,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     currentEpoch,
     validators: createGossipValidators({config, chain, pools: deps.pools, clock: chain.clock, importBlock: importGossipBlock}),
     stateAtEpoch: (epoch) => chain.getHeadStateAtEpoch(epoch),
+    committeesPerSlot: async (target) => (await chain.targetShufflings.get(target)).committeesPerSlot,
     onParentUnknown: (block, from) => unknownBlockSync.onUnknownParent(block, from),
     // gossipsub scores a REJECT on its own; the node's score counts it too, so a peer that keeps
     // sending invalid messages is disconnected and banned

@@ -1,7 +1,7 @@
 import {BitArray} from "@chainsafe/ssz";
-import {DOMAIN_AGGREGATE_AND_PROOF, DOMAIN_SELECTION_PROOF, ForkSeq} from "@lodestar/params";
+import {DOMAIN_AGGREGATE_AND_PROOF, DOMAIN_SELECTION_PROOF, ForkSeq, SLOTS_PER_EPOCH} from "@lodestar/params";
 import {
-  type CachedBeaconStateAllForks,
+  type EpochShuffling,
   computeEpochAtSlot,
   computeSigningRoot,
   createAggregateSignatureSetFromComponents,
@@ -30,7 +30,6 @@ export interface SeenChecks {
 }
 
 interface CommitteeContext {
-  state: CachedBeaconStateAllForks;
   committee: Uint32Array;
   targetEpoch: number;
 }
@@ -38,7 +37,9 @@ interface CommitteeContext {
 /**
  * Gossip checks shared by single attestations and aggregates (p2p-interface.md, phase0 with the
  * deneb EIP-7045 window): slot not in the future and not too old, target epoch = epoch of slot,
- * committee index in range. Returns the committee from the state of the target epoch.
+ * committee index in range. Returns the committee from the state of the attestation's target
+ * (fork-choice.md on_attestation: the target checkpoint's state), which must be known: another
+ * branch may have other committees than the head's.
  */
 async function resolveCommittee(deps: PoolDeps, data: phase0.AttestationData, committeeIndex: number): Promise<CommitteeContext> {
   const {config} = deps;
@@ -60,17 +61,17 @@ async function resolveCommittee(deps: PoolDeps, data: phase0.AttestationData, co
   if (targetEpoch !== computeEpochAtSlot(slot)) {
     throw new PoolError(`attestation target epoch ${targetEpoch} is not the epoch of its slot ${slot}`);
   }
-  const state = await deps.getStateForEpoch(targetEpoch);
-  let committeeCount: number;
-  let committee: Uint32Array | null;
+  const targetRoot = toRootHex(data.target.root);
+  if (!deps.hasBlock(targetRoot)) throw new PoolError(`unknown block root ${targetRoot} (the target)`);
+  let shuffling: EpochShuffling;
   try {
-    committeeCount = state.epochCtx.getCommitteeCountPerSlot(targetEpoch);
-    committee = committeeIndex < committeeCount ? state.epochCtx.getBeaconCommittee(slot, committeeIndex) : null;
+    shuffling = await deps.getTargetShuffling({epoch: targetEpoch, root: targetRoot});
   } catch (e) {
     throw new PoolError(`no committees known for slot ${slot}: ${(e as Error).message}`);
   }
-  if (!committee) throw new PoolError(`committee index ${committeeIndex} is out of range: slot ${slot} has ${committeeCount} committees`);
-  return {state, committee, targetEpoch};
+  const committeeCount = shuffling.committeesPerSlot;
+  if (committeeIndex >= committeeCount) throw new PoolError(`committee index ${committeeIndex} is out of range: slot ${slot} has ${committeeCount} committees`);
+  return {committee: shuffling.committees[slot % SLOTS_PER_EPOCH][committeeIndex], targetEpoch};
 }
 
 function assertBlockKnown(deps: PoolDeps, data: phase0.AttestationData): void {
@@ -119,7 +120,7 @@ export async function validateSingleAttestation(
   } else {
     committeeIndex = data.index;
   }
-  const {state, committee, targetEpoch} = await resolveCommittee(deps, data, committeeIndex);
+  const {committee, targetEpoch} = await resolveCommittee(deps, data, committeeIndex);
 
   let position: number;
   let attesterIndex: number;
@@ -140,7 +141,7 @@ export async function validateSingleAttestation(
 
   if (seen.isAttesterSeen(targetEpoch, attesterIndex)) return null;
   assertBlockKnown(deps, data);
-  await assertValidSignatures(deps.verifier, [attestationSignatureSet(deps, "signature", data, [attesterIndex], att.signature)], state.epochCtx.pubkeyCache);
+  await assertValidSignatures(deps.verifier, [attestationSignatureSet(deps, "signature", data, [attesterIndex], att.signature)], deps.pubkeyCache());
   // the same attester's other attestation may have been accepted while this one's signature was checked
   if (seen.isAttesterSeen(targetEpoch, attesterIndex)) return null;
 
@@ -184,7 +185,7 @@ export async function validateAggregateAndProof(
   } else {
     committeeIndex = data.index;
   }
-  const {state, committee, targetEpoch} = await resolveCommittee(deps, data, committeeIndex);
+  const {committee, targetEpoch} = await resolveCommittee(deps, data, committeeIndex);
   const bits = aggregate.aggregationBits;
   if (bits.bitLen !== committee.length) {
     throw new PoolError(`aggregation bits length ${bits.bitLen} does not match committee ${committeeIndex} size ${committee.length}`);
@@ -219,7 +220,7 @@ export async function validateAggregateAndProof(
       {what: "aggregator signature", set: createIndexedSignatureSetFromComponents(aggregatorIndex, proofRoot, signed.signature)},
       attestationSignatureSet(deps, "aggregate signature", data, attesters, aggregate.signature),
     ],
-    state.epochCtx.pubkeyCache
+    deps.pubkeyCache()
   );
   // checked again: another aggregate may have been accepted while the signatures were checked
   if (seen.hasSupersetAggregate(candidate) || seen.isAggregatorSeen(targetEpoch, aggregatorIndex)) return null;

@@ -1,6 +1,6 @@
 import type {SignatureVerifier} from "../bls/verifier.ts";
 import type {BeaconConfig} from "@lodestar/config";
-import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
+import type {CachedBeaconStateAllForks, EpochShuffling, PubkeyCache} from "@lodestar/state-transition";
 import type {AttesterSlashing, altair, capella, electra, phase0, Attestation} from "@lodestar/types";
 import type {EventEmitter} from "node:events";
 
@@ -9,6 +9,13 @@ export interface PoolDeps {
   currentSlot: () => number;
   /** the head state advanced to `epoch` if needed (committees and the pubkey cache come from its epochCtx) */
   getStateForEpoch: (epoch: number) => Promise<CachedBeaconStateAllForks>;
+  /**
+   * The committees of an attestation: the attester shuffling of `target.epoch` in the state of its
+   * target checkpoint (`target.root`, a 0x hex root known to fork choice, advanced to the epoch start).
+   */
+  getTargetShuffling: (target: {epoch: number; root: string}) => Promise<EpochShuffling>;
+  /** the validators' public keys (one cache shared by every state) */
+  pubkeyCache: () => PubkeyCache;
   /** is this block (0x hex root) known to fork choice */
   hasBlock: (rootHex: string) => boolean;
   /** called for every validated attestation's attesters, so fork choice counts the votes */

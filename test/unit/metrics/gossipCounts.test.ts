@@ -32,6 +32,7 @@ describe("gossip message counts", () => {
       currentEpoch: () => 0,
       validators: {beacon_block: async () => ({result: "ACCEPT", reason: ""})},
       stateAtEpoch: () => Promise.reject(new Error("unused")),
+      committeesPerSlot: () => Promise.reject(new Error("unused")),
       onParentUnknown: () => undefined,
       onRejected: () => undefined,
       metrics,

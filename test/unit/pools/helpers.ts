@@ -83,6 +83,9 @@ export function createEnv(fork: DevFork, slot: number, opts: {count?: number; ov
     config,
     currentSlot: () => currentSlot,
     getStateForEpoch: async (epoch) => stateAt(Math.max(currentSlot, computeStartSlotAtEpoch(epoch))),
+    // one chain (genesis and empty slots): every target's checkpoint state is that chain's
+    getTargetShuffling: async ({epoch}) => stateAt(Math.max(currentSlot, computeStartSlotAtEpoch(epoch))).epochCtx.getShufflingAtEpoch(epoch),
+    pubkeyCache: () => genesis.epochCtx.pubkeyCache,
     hasBlock: (rootHex) => rootHex === toRootHex(headRoot),
     onAttestationVotes: (indices, root, targetEpoch) => votes.push({indices, root, targetEpoch}),
     verifier: verifyOnThisThread,

@@ -58,10 +58,18 @@ export function createAttestationValidator(deps: GossipValidatorDeps, admissions
     const targetEpoch = data.target.epoch;
     if (targetEpoch !== computeEpochAtSlot(slot)) return reject(`attestation target epoch ${targetEpoch} is not the epoch of its slot ${slot}`);
 
+    const vote = voteOutcome(deps, data);
+    if (vote) return vote;
     const committeeIndex = "attesterIndex" in att ? att.committeeIndex : data.index;
+    // the committees of the target's checkpoint state: without the target, they are not known. A
+    // known voted block has the target as ancestor (voteOutcome), so the voted block is what to fetch
+    const targetRoot = toRootHex(data.target.root);
+    if (!deps.chain.forkChoice.hasBlock(targetRoot)) {
+      return ignore(`unknown target root ${targetRoot} of voted block ${toRootHex(data.beaconBlockRoot)}`, {unknownBlockRoot: toRootHex(data.beaconBlockRoot)});
+    }
     let committeesPerSlot: number;
     try {
-      committeesPerSlot = (await deps.chain.getHeadStateAtEpoch(targetEpoch)).epochCtx.getCommitteeCountPerSlot(targetEpoch);
+      committeesPerSlot = (await deps.chain.targetShufflings.get({epoch: targetEpoch, root: targetRoot})).committeesPerSlot;
     } catch (e) {
       return ignore(`no committees known for epoch ${targetEpoch}: ${(e as Error).message}`);
     }
@@ -70,9 +78,6 @@ export function createAttestationValidator(deps: GossipValidatorDeps, admissions
     }
     const subnet = computeSubnetForAttestation(committeesPerSlot, slot, committeeIndex);
     if (subnet !== topic.subnet) return reject(`attestation of committee ${committeeIndex} at slot ${slot} belongs to subnet ${subnet}, not ${topic.subnet}`);
-
-    const vote = voteOutcome(deps, data);
-    if (vote) return vote;
     await waitForSlot(deps, slot);
     try {
       const added = await admissions.submit(att, deps.pools.attestations.submitAttestation(att));

@@ -2,6 +2,7 @@ import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot, computeStartSlotAtEpoch, getBlockProposerSignatureSet} from "@lodestar/state-transition";
 import type {SignedBeaconBlock, bellatrix, deneb} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
+import {parentImportOutcome} from "./outcomes.ts";
 import {SeenBySlot} from "./seenCache.ts";
 import {latestCurrentSlot} from "./timing.ts";
 import {type GossipValidatorDeps, type GossipValidatorFn, accept, ignore, reject} from "./types.ts";
@@ -55,8 +56,15 @@ export function createBlockValidator(deps: GossipValidatorDeps): GossipValidator
     seenProposers.add(slot, String(proposerIndex));
 
     const parentHex = toRootHex(block.parentRoot);
-    const parent = chain.forkChoice.getBlock(parentHex);
-    if (!parent) return ignore(`parent ${parentHex} is unknown`, {parentUnknown: true, unknownBlockRoot: parentHex});
+    let parent = chain.forkChoice.getBlock(parentHex);
+    if (!parent) {
+      // a parent that passed gossip validation and is importing: this block goes on once it is known
+      const parentImport = chain.pendingChildren.waitForParent(parentHex);
+      if (!parentImport) return ignore(`parent ${parentHex} is unknown`, {parentUnknown: true, unknownBlockRoot: parentHex});
+      const outcome = await parentImport;
+      parent = chain.forkChoice.getBlock(parentHex);
+      if (!parent) return parentImportOutcome(outcome, parentHex);
+    }
     if (parent.slot >= slot) return reject(`block slot ${slot} is not after its parent's ${parent.slot}`);
     if (chain.forkChoice.getAncestor(parentHex, finalizedSlot) !== finalized.root) {
       return reject(`block does not descend from the finalized checkpoint ${finalized.root}`);

@@ -1,4 +1,5 @@
 import {BlockError, type BlockErrorCode} from "../../../chain/interface.ts";
+import type {ParentImport} from "../../../chain/pendingChildren.ts";
 import {POOL_EVENTS, PoolError, type PoolEmitter} from "../../../pools/index.ts";
 import {type GossipValidationResult, ignore, reject} from "./types.ts";
 
@@ -60,4 +61,19 @@ export class PoolAdmissions {
     await submission;
     return this.admitted.has(value);
   }
+}
+
+/**
+ * The outcome of a block whose parent it waited for did not become known. A parent found invalid
+ * makes the child invalid (REJECT: "the block's parent passes validation"); a parent not imported
+ * for another reason (its data, the engine, a wait cut short) leaves the child IGNOREd, and the
+ * parent to parent lookup.
+ */
+export function parentImportOutcome(outcome: ParentImport, parentRootHex: string): GossipValidationResult {
+  const lookup = {parentUnknown: true, unknownBlockRoot: parentRootHex};
+  if (outcome.kind === "dropped") return ignore(`parent ${parentRootHex} is still being imported: ${outcome.reason}`, lookup);
+  if (outcome.kind === "imported") return ignore(`parent ${parentRootHex} is unknown`, lookup);
+  const error = outcome.error;
+  if (error instanceof BlockError && BLOCK_ERROR_OUTCOME[error.code] === "REJECT") return reject(`the parent ${parentRootHex} is invalid: ${error.message}`);
+  return ignore(`parent ${parentRootHex} was not imported: ${(error as Error).message}`, lookup);
 }

@@ -3,6 +3,8 @@ import type {BeaconConfig} from "@lodestar/config";
 import type {CachedBeaconStateAllForks} from "@lodestar/state-transition";
 import type {BeaconBlock, SignedBeaconBlock} from "@lodestar/types";
 import type {DataAvailability} from "../../../chain/blobs/dataAvailability.ts";
+import type {TargetShufflings} from "../../../chain/shufflingCache.ts";
+import type {PendingChildren} from "../../../chain/pendingChildren.ts";
 import type {LightClientReader} from "../../../chain/lightClient/server.ts";
 import type {ForkChoice} from "../../../forkchoice/index.ts";
 import type {OperationPools} from "../../../pools/index.ts";
@@ -40,6 +42,10 @@ export interface GossipChain {
   getHeadState(): CachedBeaconStateAllForks;
   /** the head state advanced to `epoch` (committees, sync committees) */
   getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks>;
+  /** a block whose parent is still being imported waits for that import here */
+  readonly pendingChildren: Pick<PendingChildren, "waitForParent">;
+  /** the committees of an attestation's target checkpoint (its own branch's, not the head's) */
+  readonly targetShufflings: Pick<TargetShufflings, "get">;
   /** the parent's post-state advanced to the block's slot; only `slot` and `parentRoot` are read */
   getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
   /** where verified sidecars wait for their block */

@@ -11,7 +11,7 @@ import {Clock} from "../../../../../src/clock/clock.ts";
 import {type DevFork, devChainConfig} from "../../../../../src/config/chainConfig.ts";
 import {BeaconDb} from "../../../../../src/db/beaconDb.ts";
 import {MockExecutionEngine} from "../../../../../src/execution/mockEngine.ts";
-import type {BlobsBundle} from "../../../../../src/execution/engine.ts";
+import type {BlobsBundle, ExecutionEngine} from "../../../../../src/execution/engine.ts";
 import {createGossipValidators, type GossipValidatorFn} from "../../../../../src/network/gossip/validation/index.ts";
 import {type GossipType, type ParsedTopic, forkDigestHex} from "../../../../../src/network/gossip/topics.ts";
 
@@ -51,6 +51,10 @@ export interface ChainEnvOptions {
   blobsPerBlock?: number;
   /** how long an import waits for a block's sidecars */
   dataAvailabilityWaitMs?: number;
+  /** the execution engine (a MockExecutionEngine unless given) */
+  engine?: ExecutionEngine;
+  /** the state cache's budget (the chain's default unless given) */
+  stateCacheBytes?: number;
 }
 
 export async function createChainEnv(genesisFork: DevFork, overrides: Partial<ChainConfig> = {}, opts: ChainEnvOptions = {}): Promise<ChainEnv> {
@@ -65,10 +69,10 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
   const chain = await initChain(
     chainConfig,
     db,
-    new MockExecutionEngine({blobsPerBlock: opts.blobsPerBlock}),
+    opts.engine ?? new MockExecutionEngine({blobsPerBlock: opts.blobsPerBlock}),
     (t) => new Clock(t, SECONDS_PER_SLOT, SLOTS_PER_EPOCH, () => now),
     {validatorCount: 64, genesisTime: GENESIS_TIME},
-    {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20), dataAvailabilityWaitMs: opts.dataAvailabilityWaitMs,
+    {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20), dataAvailabilityWaitMs: opts.dataAvailabilityWaitMs, stateCacheBytes: opts.stateCacheBytes,
       // the wait for sidecars moves the test's clock, not the wall clock's
       dataAvailabilitySleep: async (ms) => {
         now += ms;
