@@ -16,6 +16,8 @@ import {ourCustodyGroupCount, samplingColumns, validatorsCustodyRequirement} fro
 import {blobSidecarsByRange, blobSidecarsByRoot, dataColumnSidecarsByRange, dataColumnSidecarsByRoot} from "./sidecarProvider.ts";
 import {lightClientBootstrap, lightClientFinalityUpdate, lightClientOptimisticUpdate, lightClientUpdatesByRange} from "./lightClientProvider.ts";
 import {SidecarSync} from "../sync/sidecarSync.ts";
+import {Backfill} from "../sync/backfill.ts";
+import {BackfillSidecars} from "../sync/backfillSidecars.ts";
 import {createGossipValidators} from "./gossip/validation/index.ts";
 import {blockErrorOutcome} from "./gossip/validation/outcomes.ts";
 import {createGossipDataTransform, createMsgIdFn, fastMsgIdFn} from "./gossip/encoding.ts";
@@ -32,6 +34,7 @@ import {Discovery} from "./discovery.ts";
 import {startLightClientPublisher} from "./lightClientPublisher.ts";
 import type {NetworkOptions} from "./options.ts";
 import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
+import type {DbOp} from "../db/repository.ts";
 
 const log = getLogger("network");
 
@@ -42,7 +45,7 @@ export interface NetworkDeps {
   identity: NodeIdentity;
   /** the node's secp256k1 key, 32 raw bytes */
   privateKey: Uint8Array;
-  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp">;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp" | "backfill">;
 }
 
 export interface RunningNetwork {
@@ -85,9 +88,24 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     isBanned: (peerId) => scores.isBanned(peerId.toString()),
   });
 
-  // blocks before the anchor (a checkpoint-synced node's start) are not there to serve
-  const earliestAvailableSlot = computeStartSlotAtEpoch((await chain.db.chainMeta.anchorCheckpoint.get())?.epoch ?? 0);
   let peers: PeerManager | null = null;
+  // blocks before a checkpoint-synced node's anchor, fetched in the background; status v2's
+  // earliest_available_slot follows it down
+  const backfill: Backfill = new Backfill({
+    config,
+    db: chain.db,
+    verifier: chain.verifier,
+    validators: () => ({pubkeyCache: chain.getHeadState().epochCtx.pubkeyCache, count: chain.getHeadState().validators.length}),
+    currentSlot: () => chain.currentSlot(),
+    toGenesis: opts.backfillToGenesis,
+    syncPeers: () => peers!.syncPeers(),
+    report: (peer, action, reason) => peers!.report(peer, action, reason),
+    fetchBlocksByRange: (peer, startSlot, count, signal) => reqResp.beaconBlocksByRange(peer, {startSlot, count, step: 1}, signal),
+    fetchSidecars: (peer, blocks): Promise<DbOp[]> => backfillSidecars.fetch(peer, blocks),
+    busy: () => rangeSync.isSyncing(),
+    metrics: deps.metrics?.backfill,
+  });
+  await backfill.load();
   const reqResp = new ReqResp({
     libp2p,
     config,
@@ -117,7 +135,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       libp2p,
       requests: reqResp,
       scores,
-      ourStatus: () => ourStatus(chain, earliestAvailableSlot),
+      ourStatus: () => ourStatus(chain, backfill.earliestAvailableSlot()),
       currentSlot: () => chain.currentSlot(),
       metadataSeq: () => identity.metadata().seqNumber,
       checkpointRootAt: (epoch) => checkpointRootAt(chain, epoch),
@@ -139,6 +157,18 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     dataColumnSidecarsByRoot: (peer, ids) => reqResp.dataColumnSidecarsByRoot(peer, ids),
   });
   chain.dataAvailability.setFetcher((block, root, missing) => sidecarSync.fetchMissing(block, root, missing));
+  const backfillSidecars: BackfillSidecars = new BackfillSidecars({
+    config,
+    db: chain.db,
+    currentSlot: () => chain.currentSlot(),
+    samplingColumns: () => chain.dataAvailability.samplingColumns(),
+    peers: () => peerManager.syncPeers().map((p) => p.peerId),
+    report: (peer, action, reason) => peerManager.report(peer, action, reason),
+    blobSidecarsByRange: (peer, req) => reqResp.blobSidecarsByRange(peer, req),
+    blobSidecarsByRoot: (peer, ids) => reqResp.blobSidecarsByRoot(peer, ids),
+    dataColumnSidecarsByRange: (peer, req) => reqResp.dataColumnSidecarsByRange(peer, req),
+    dataColumnSidecarsByRoot: (peer, ids) => reqResp.dataColumnSidecarsByRoot(peer, ids),
+  });
 
   const rangeSync = new RangeSync({
     chain,
@@ -150,7 +180,10 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       return blocks;
     },
   });
-  peerManager.on("status", (_peer, status) => rangeSync.onPeerStatus(status));
+  peerManager.on("status", (_peer, status) => {
+    rangeSync.onPeerStatus(status);
+    backfill.wake();
+  });
   rangeSync.on("done", (_head, progressed) => {
     // peers may have moved on while we imported: go again if one is still ahead (and the
     // round got somewhere: a peer whose status claims more than it serves waits for its next status)
@@ -223,7 +256,10 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     gossip.setJoined(shouldJoinGossip(joined, chain.currentSlot() - chain.getHead().slot, rangeSync.isSyncing()));
   // a node restarted far behind the head joins gossip once range sync has brought it there
   updateGossipJoined(false);
-  rangeSync.on("done", () => updateGossipJoined(gossip.isJoined()));
+  rangeSync.on("done", () => {
+    updateGossipJoined(gossip.isJoined());
+    backfill.wake();
+  });
 
   await libp2p.start();
   await reqResp.start();
@@ -262,11 +298,13 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   );
   // last, once discovery exists: the peer manager's first heartbeat dials and asks discovery for peers
   peerManager.start();
+  backfill.start();
   log.info({peerId: identity.peerId, addresses: identity.p2pAddresses(), enr: identity.enr()}, "network started");
 
   const onSlot = (slot: number) => {
     subnets.onSlot(slot);
     updateGossipJoined(gossip.isJoined());
+    backfill.wake();
     if (slot % SLOTS_PER_EPOCH === 0) {
       updateValidatorCustody(); // effective balances move at epoch boundaries
       gossip.updateSubscriptions();
@@ -325,6 +363,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       stopLightClientPublisher();
       chain.dataAvailability.setFetcher(null);
       await rangeSync.stop();
+      await backfill.stop();
       await discovery?.stop();
       await peerManager.stop();
       gossip.stop();
