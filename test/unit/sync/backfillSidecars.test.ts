@@ -1,0 +1,87 @@
+import {afterAll, beforeAll, describe, expect, it, jest} from "@jest/globals";
+import {SLOTS_PER_EPOCH} from "@lodestar/params";
+import {ssz, type fulu, type SignedBeaconBlock} from "@lodestar/types";
+import {buildDataColumnSidecars} from "../../../src/chain/blobs/sidecars.ts";
+import {loadKzg} from "../../../src/chain/blobs/kzg.ts";
+import type {LinkedBlock} from "../../../src/sync/backfillChecks.ts";
+import {BackfillSidecars} from "../../../src/sync/backfillSidecars.ts";
+import {type ChainEnv, createChainEnv} from "../network/gossip/validation/chainEnv.ts";
+
+/**
+ * The sidecars of backfilled blocks: the columns the node custodies, checked against the block
+ * (a peer whose columns fail is reported and the others asked), stored with the block; none
+ * for blocks past the retention window; a batch whose columns no peer has is refused.
+ */
+
+// KZG work (cells, proofs, batch verification) is slow on a loaded 2-core machine
+jest.setTimeout(30_000);
+
+const CUSTODY = [3, 64, 100];
+
+describe("backfill sidecars: data columns (fulu)", () => {
+  let env: ChainEnv;
+  let block: SignedBeaconBlock;
+  let linked: LinkedBlock;
+  let columns: fulu.DataColumnSidecar[];
+  beforeAll(async () => {
+    loadKzg();
+    env = await createChainEnv("fulu", {}, {blobsPerBlock: 1});
+    env.setTime(2, 100);
+    const contents = await env.produceBlockContents(2);
+    block = contents.block;
+    linked = {block, root: env.config.getForkTypes(2).BeaconBlock.hashTreeRoot(block.message)};
+    columns = buildDataColumnSidecars(env.config, block, contents.blobsBundle.blobs, contents.blobsBundle.proofs);
+  }, 60_000);
+  afterAll(() => env?.close());
+
+  function sidecarsWith(answers: {byRange: (peer: string) => fulu.DataColumnSidecar[]; byRoot: (peer: string) => fulu.DataColumnSidecar[]}, currentSlot = 10) {
+    const reports: string[] = [];
+    const asked: string[] = [];
+    const none = async () => [];
+    const sidecars = new BackfillSidecars({
+      config: env.config,
+      db: env.chain.db,
+      currentSlot: () => currentSlot,
+      samplingColumns: () => CUSTODY,
+      peers: () => ["bad", "good"],
+      report: (peer, _action, reason) => void reports.push(`${peer}: ${reason}`),
+      blobSidecarsByRange: none,
+      blobSidecarsByRoot: none,
+      dataColumnSidecarsByRange: async (peer, req) => {
+        asked.push(`${peer} range ${req.startSlot}+${req.count} [${req.columns.join(",")}]`);
+        return answers.byRange(peer);
+      },
+      dataColumnSidecarsByRoot: async (peer, ids) => {
+        asked.push(`${peer} root [${ids[0].columns.join(",")}]`);
+        return answers.byRoot(peer);
+      },
+    });
+    return {sidecars, reports, asked};
+  }
+  const custodied = () => columns.filter((c) => CUSTODY.includes(c.index));
+
+  it("takes the custodied columns from a peer whose columns pass, after reporting one whose columns fail", async () => {
+    const forged = custodied().map((c) => ssz.fulu.DataColumnSidecar.clone(c));
+    forged[0].column = custodied()[1].column;
+    const {sidecars, reports, asked} = sidecarsWith({byRange: (peer) => (peer === "bad" ? forged : []), byRoot: (peer) => (peer === "good" ? custodied() : forged)});
+    const ops = await sidecars.fetch("bad", [linked]);
+    expect(asked).toEqual(["bad range 2+1 [3,64,100]", "bad root [3,64,100]", "good root [3,64,100]"]);
+    expect(reports).toEqual(["bad: data column sidecars with invalid KZG proofs", "bad: data column sidecars with invalid KZG proofs"]);
+    await env.chain.db.batch(ops);
+    expect(await env.chain.db.dataColumnSidecars.columnsOf(linked.root)).toEqual(CUSTODY);
+    const stored = await env.chain.db.dataColumnSidecars.get(linked.root, 64);
+    expect(ssz.fulu.DataColumnSidecar.equals(stored!, columns[64])).toBe(true);
+  });
+
+  it("refuses the batch when no peer has them", async () => {
+    const {sidecars} = sidecarsWith({byRange: () => [], byRoot: () => []});
+    await expect(sidecars.fetch("good", [linked])).rejects.toMatchObject({code: "DATA_UNAVAILABLE"});
+  });
+
+  it("asks nothing for a block past the retention window", async () => {
+    const beyond = (env.config.MIN_EPOCHS_FOR_DATA_COLUMN_SIDECARS_REQUESTS + 2) * SLOTS_PER_EPOCH;
+    const {sidecars, asked} = sidecarsWith({byRange: () => [], byRoot: () => []}, beyond);
+    expect(await sidecars.fetch("good", [linked])).toEqual([]);
+    expect(asked).toEqual([]);
+  });
+});
