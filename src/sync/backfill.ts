@@ -235,12 +235,16 @@ export class Backfill {
 
   private onBatchFailed(peer: string, start: number, end: number, e: Error): void {
     this.lastFailedPeer = peer;
-    // an empty answer before this one may have been the lie: the slots below the lowest block are asked again
+    // batches found empty since the lowest block: one of those answers may have been the lie
+    // (the missing parent is in its range), so the fault is not surely this peer's
+    const afterEmpty = end < this.lowest!.slot;
+    // the slots below the lowest block are asked again
     this.cursor = this.lowest!.slot;
     const batch = `${start}..${end - 1}`;
     if (e instanceof BackfillBatchError) {
       // sidecars that failed their checks were reported where they were checked
-      if (e.code !== "DATA_UNAVAILABLE") this.deps.report(peer, e.code === "BAD_SIGNATURE" ? "high" : "mid", `backfill: ${e.message}`);
+      const surelyThisPeer = e.code === "BAD_SIGNATURE" || (e.code === "NOT_LINKED" && !afterEmpty);
+      if (surelyThisPeer) this.deps.report(peer, e.code === "BAD_SIGNATURE" ? "high" : "mid", `backfill: ${e.message}`);
       log.warn({peer, batch, code: e.code, err: e.message}, "backfill batch refused; asking another peer");
     } else {
       this.deps.report(peer, "low", `backfill: blocks by range failed: ${e.message}`);

@@ -149,6 +149,20 @@ describe("backfill", () => {
     await db.close();
   });
 
+  it("scores down a peer whose batch does not link (a block of another branch) and takes it from another", async () => {
+    const db = await anchoredDb();
+    const forker = async (start: number, count: number) => honest(start, count).then((blocks) => blocks.map((b) => (b.message.slot === 10 ? otherBranchBlock(10) : b)));
+    const {sync, reports, requests} = backfill(db, {forker, honest});
+    await sync.load();
+    sync.start();
+    await within(sync.finished(), 30_000, "backfill to finish");
+    expect(reports).toEqual([{peer: "forker", action: "mid"}]);
+    expect(requests[0]).toEqual({peer: "forker", start: 8, count: 4});
+    expect(toRootHex((await db.canonicalBlocks.get(10))!)).toBe(toRootHex(rootOf(bySlot[10])));
+    expect(sync.earliestAvailableSlot()).toBe(0);
+    await db.close();
+  });
+
   it("resumes after a restart from the lowest block it stored, not from the anchor", async () => {
     const db = await anchoredDb();
     // the peer answers the first batch, then not until the request is given up (the node stops meanwhile)
