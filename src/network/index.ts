@@ -16,8 +16,6 @@ import {ourCustodyGroupCount, samplingColumns, validatorsCustodyRequirement} fro
 import {blobSidecarsByRange, blobSidecarsByRoot, dataColumnSidecarsByRange, dataColumnSidecarsByRoot} from "./sidecarProvider.ts";
 import {lightClientBootstrap, lightClientFinalityUpdate, lightClientOptimisticUpdate, lightClientUpdatesByRange} from "./lightClientProvider.ts";
 import {SidecarSync} from "../sync/sidecarSync.ts";
-import {Backfill} from "../sync/backfill.ts";
-import {BackfillSidecars} from "../sync/backfillSidecars.ts";
 import {createGossipValidators} from "./gossip/validation/index.ts";
 import {blockErrorOutcome} from "./gossip/validation/outcomes.ts";
 import {createGossipDataTransform, createMsgIdFn, fastMsgIdFn} from "./gossip/encoding.ts";
@@ -34,7 +32,7 @@ import {Discovery} from "./discovery.ts";
 import {startLightClientPublisher} from "./lightClientPublisher.ts";
 import type {NetworkOptions} from "./options.ts";
 import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
-import type {DbOp} from "../db/repository.ts";
+import {createBackfill} from "./backfillService.ts";
 
 const log = getLogger("network");
 
@@ -89,23 +87,6 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   });
 
   let peers: PeerManager | null = null;
-  // blocks before a checkpoint-synced node's anchor, fetched in the background; status v2's
-  // earliest_available_slot follows it down
-  const backfill: Backfill = new Backfill({
-    config,
-    db: chain.db,
-    verifier: chain.verifier,
-    validators: () => ({pubkeyCache: chain.getHeadState().epochCtx.pubkeyCache, count: chain.getHeadState().validators.length}),
-    currentSlot: () => chain.currentSlot(),
-    toGenesis: opts.backfillToGenesis,
-    syncPeers: () => peers!.syncPeers(),
-    report: (peer, action, reason) => peers!.report(peer, action, reason),
-    fetchBlocksByRange: (peer, startSlot, count, signal) => reqResp.beaconBlocksByRange(peer, {startSlot, count, step: 1}, signal),
-    fetchSidecars: (peer, blocks): Promise<DbOp[]> => backfillSidecars.fetch(peer, blocks),
-    busy: () => rangeSync.isSyncing(),
-    metrics: deps.metrics?.backfill,
-  });
-  await backfill.load();
   const reqResp = new ReqResp({
     libp2p,
     config,
@@ -157,18 +138,6 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     dataColumnSidecarsByRoot: (peer, ids) => reqResp.dataColumnSidecarsByRoot(peer, ids),
   });
   chain.dataAvailability.setFetcher((block, root, missing) => sidecarSync.fetchMissing(block, root, missing));
-  const backfillSidecars: BackfillSidecars = new BackfillSidecars({
-    config,
-    db: chain.db,
-    currentSlot: () => chain.currentSlot(),
-    samplingColumns: () => chain.dataAvailability.samplingColumns(),
-    peers: () => peerManager.syncPeers().map((p) => p.peerId),
-    report: (peer, action, reason) => peerManager.report(peer, action, reason),
-    blobSidecarsByRange: (peer, req) => reqResp.blobSidecarsByRange(peer, req),
-    blobSidecarsByRoot: (peer, ids) => reqResp.blobSidecarsByRoot(peer, ids),
-    dataColumnSidecarsByRange: (peer, req) => reqResp.dataColumnSidecarsByRange(peer, req),
-    dataColumnSidecarsByRoot: (peer, ids) => reqResp.dataColumnSidecarsByRoot(peer, ids),
-  });
 
   const rangeSync = new RangeSync({
     chain,
@@ -180,6 +149,10 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       return blocks;
     },
   });
+  // blocks before a checkpoint-synced node's anchor, fetched in the background while head sync
+  // is idle; status v2's earliest_available_slot (read from it) follows it down
+  const backfill = createBackfill({chain, reqResp, peers: () => peerManager, headSyncing: () => rangeSync.isSyncing(), toGenesis: opts.backfillToGenesis, metrics: deps.metrics?.backfill});
+  await backfill.load();
   peerManager.on("status", (_peer, status) => {
     rangeSync.onPeerStatus(status);
     backfill.wake();
