@@ -1,7 +1,7 @@
 import {afterAll, beforeAll, describe, expect, it, jest} from "@jest/globals";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {ssz, type fulu, type SignedBeaconBlock} from "@lodestar/types";
-import {buildDataColumnSidecars} from "../../../src/chain/blobs/sidecars.ts";
+import {buildBlobSidecars, buildDataColumnSidecars} from "../../../src/chain/blobs/sidecars.ts";
 import {loadKzg} from "../../../src/chain/blobs/kzg.ts";
 import type {LinkedBlock} from "../../../src/sync/backfillChecks.ts";
 import {BackfillSidecars} from "../../../src/sync/backfillSidecars.ts";
@@ -83,5 +83,41 @@ describe("backfill sidecars: data columns (fulu)", () => {
     const {sidecars, asked} = sidecarsWith({byRange: () => [], byRoot: () => []}, beyond);
     expect(await sidecars.fetch("good", [linked])).toEqual([]);
     expect(asked).toEqual([]);
+  });
+});
+
+describe("backfill sidecars: blob sidecars (electra)", () => {
+  let env: ChainEnv;
+  afterAll(() => env?.close());
+
+  it("takes the block's blob sidecars by range from the peer that served the block, and stores them with it", async () => {
+    loadKzg();
+    env = await createChainEnv("electra", {}, {blobsPerBlock: 2});
+    env.setTime(2, 100);
+    const {block, blobsBundle} = await env.produceBlockContents(2);
+    const root = env.config.getForkTypes(2).BeaconBlock.hashTreeRoot(block.message);
+    const blobs = buildBlobSidecars(env.config, block, blobsBundle.blobs, blobsBundle.proofs);
+    const asked: string[] = [];
+    const none = async () => [];
+    const sidecars = new BackfillSidecars({
+      config: env.config,
+      db: env.chain.db,
+      currentSlot: () => 10,
+      samplingColumns: () => CUSTODY,
+      peers: () => ["peer"],
+      report: (peer, _action, reason) => {
+        throw new Error(`${peer} reported: ${reason}`);
+      },
+      blobSidecarsByRange: async (peer, req) => {
+        asked.push(`${peer} range ${req.startSlot}+${req.count}`);
+        return blobs;
+      },
+      blobSidecarsByRoot: none,
+      dataColumnSidecarsByRange: none,
+      dataColumnSidecarsByRoot: none,
+    });
+    await env.chain.db.batch(await sidecars.fetch("peer", [{block, root}]));
+    expect(asked).toEqual(["peer range 2+1"]);
+    expect(ssz.deneb.BlobSidecars.equals((await env.chain.db.blobSidecars.get(root))!, blobs)).toBe(true);
   });
 });
