@@ -52,6 +52,9 @@ export function backfillTargetSlot(config: BeaconConfig, currentSlot: number, to
   return computeStartSlotAtEpoch(Math.max(0, computeEpochAtSlot(currentSlot) - config.MIN_EPOCHS_FOR_BLOCK_REQUESTS));
 }
 
+/** The peer did not answer the request (or not as the protocol allows). */
+class RequestFailed extends Error {}
+
 /** The lowest stored block, and the root its parent must have. */
 interface Lowest extends BackfillPoint {
   parentRoot: Uint8Array;
@@ -207,7 +210,9 @@ export class Backfill {
   /** Fetches, checks and stores the blocks of [start, end); returns them. */
   private async fetchBatch(peer: string, start: number, end: number, lowest: Lowest): Promise<LinkedBlock[]> {
     const {config, db} = this.deps;
-    const blocks = await this.deps.fetchBlocksByRange(peer, start, end - start, this.abort.signal);
+    const blocks = await this.deps.fetchBlocksByRange(peer, start, end - start, this.abort.signal).catch((e: Error) => {
+      throw new RequestFailed(e.message);
+    });
     const {linked, nextExpected} = await linkBatch(config, blocks, lowest.parentRoot);
     const newLowest = linked[linked.length - 1];
     // the range reached genesis: the lowest block must be the genesis block itself
@@ -246,9 +251,12 @@ export class Backfill {
       const surelyThisPeer = e.code === "BAD_SIGNATURE" || (e.code === "NOT_LINKED" && !afterEmpty);
       if (surelyThisPeer) this.deps.report(peer, e.code === "BAD_SIGNATURE" ? "high" : "mid", `backfill: ${e.message}`);
       log.warn({peer, batch, code: e.code, err: e.message}, "backfill batch refused; asking another peer");
-    } else {
+    } else if (e instanceof RequestFailed) {
       this.deps.report(peer, "low", `backfill: blocks by range failed: ${e.message}`);
       log.debug({peer, batch, err: e.message}, "backfill batch failed");
+    } else {
+      // our side (the database, the signature checks): nothing to hold against the peer
+      log.warn({batch, err: e.message}, "backfill batch failed");
     }
   }
 }
