@@ -5,6 +5,13 @@ import {buildBlobSidecars, buildDataColumnSidecars} from "../../../src/chain/blo
 import {loadKzg} from "../../../src/chain/blobs/kzg.ts";
 import type {LinkedBlock} from "../../../src/sync/backfillChecks.ts";
 import {BackfillSidecars} from "../../../src/sync/backfillSidecars.ts";
+import {Backfill} from "../../../src/sync/backfill.ts";
+import {verifyOnThisThread} from "../../../src/bls/verifier.ts";
+import {BeaconDb} from "../../../src/db/beaconDb.ts";
+import {mkdtempSync, rmSync} from "node:fs";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
+import type {ChainForkConfig} from "@lodestar/config";
 import {type ChainEnv, createChainEnv} from "../network/gossip/validation/chainEnv.ts";
 
 /**
@@ -120,4 +127,79 @@ describe("backfill sidecars: blob sidecars (electra)", () => {
     expect(asked).toEqual(["peer range 2+1"]);
     expect(ssz.deneb.BlobSidecars.equals((await env.chain.db.blobSidecars.get(root))!, blobs)).toBe(true);
   });
+});
+
+describe("backfill with sidecars (fulu)", () => {
+  let env: ChainEnv;
+  const dir = mkdtempSync(join(tmpdir(), "bg-backfill-sidecars-"));
+  afterAll(async () => {
+    await env?.close();
+    rmSync(dir, {recursive: true, force: true});
+  });
+
+  it("stores the custodied columns of each backfilled block with the block", async () => {
+    loadKzg();
+    env = await createChainEnv("fulu", {}, {blobsPerBlock: 1});
+    const ANCHOR = 4;
+    const blocks: SignedBeaconBlock[] = [];
+    const columnsBySlot = new Map<number, fulu.DataColumnSidecar[]>();
+    for (let slot = 1; slot <= ANCHOR; slot++) {
+      env.setTime(slot, 100);
+      const {block, blobsBundle} = await env.produceBlockContents(slot);
+      const columns = buildDataColumnSidecars(env.config, block, blobsBundle.blobs, blobsBundle.proofs);
+      env.chain.dataAvailability.addColumnSidecars(columns);
+      await env.chain.importBlock(block);
+      blocks.push(block);
+      columnsBySlot.set(slot, columns);
+    }
+    const rootOf = (block: SignedBeaconBlock) => env.config.getForkTypes(block.message.slot).BeaconBlock.hashTreeRoot(block.message);
+    const anchor = blocks[ANCHOR - 1];
+    const db = await BeaconDb.open(join(dir, "beacon"), env.config as ChainForkConfig);
+    await db.batch([db.blocks.putOp(rootOf(anchor), anchor), db.canonicalBlocks.putOp(ANCHOR, rootOf(anchor)), db.chainMeta.anchorCheckpoint.putOp({epoch: 0, root: rootOf(anchor)})]);
+    const none = async () => [];
+    const sidecars = new BackfillSidecars({
+      config: env.config,
+      db,
+      currentSlot: () => ANCHOR + 1,
+      samplingColumns: () => CUSTODY,
+      peers: () => ["peer"],
+      report: (peer, _action, reason) => {
+        throw new Error(`${peer} reported: ${reason}`);
+      },
+      blobSidecarsByRange: none,
+      blobSidecarsByRoot: none,
+      dataColumnSidecarsByRange: async (_peer, req) =>
+        [...columnsBySlot.entries()].filter(([slot]) => slot >= req.startSlot && slot < req.startSlot + req.count).flatMap(([, columns]) => columns.filter((c) => req.columns.includes(c.index))),
+      dataColumnSidecarsByRoot: none,
+    });
+    const backfill = new Backfill({
+      config: env.config,
+      db,
+      verifier: verifyOnThisThread,
+      validators: () => ({pubkeyCache: env.chain.getHeadState().epochCtx.pubkeyCache, count: 64}),
+      currentSlot: () => ANCHOR + 1,
+      toGenesis: true,
+      syncPeers: () => [{peerId: "peer", status: {forkDigest: new Uint8Array(4), finalizedRoot: new Uint8Array(32), finalizedEpoch: 0, headRoot: new Uint8Array(32), headSlot: ANCHOR}}],
+      report: (peer, _action, reason) => {
+        throw new Error(`${peer} reported: ${reason}`);
+      },
+      fetchBlocksByRange: async (_peer, start, count) => {
+        const genesis = (await env.chain.getCanonicalBlockAtSlot(0))!;
+        return [genesis, ...blocks].filter((b) => b.message.slot >= start && b.message.slot < start + count);
+      },
+      fetchSidecars: (peer, linked) => sidecars.fetch(peer, linked),
+      busy: () => false,
+    });
+    await backfill.load();
+    backfill.start();
+    await backfill.finished();
+    expect(backfill.earliestAvailableSlot()).toBe(0);
+    for (const block of blocks.slice(0, ANCHOR - 1)) {
+      const root = rootOf(block);
+      expect(await db.dataColumnSidecars.columnsOf(root)).toEqual(CUSTODY);
+      const stored = await db.dataColumnSidecars.get(root, 100);
+      expect(ssz.fulu.DataColumnSidecar.equals(stored!, columnsBySlot.get(block.message.slot)![100])).toBe(true);
+    }
+    await db.close();
+  }, 60_000);
 });
