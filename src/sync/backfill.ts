@@ -152,6 +152,8 @@ export class Backfill {
   private async run(): Promise<void> {
     const now = this.deps.now ?? Date.now;
     const startedMs = now();
+    /** when the first batch was asked for (the rate leaves out the wait for head sync and peers) */
+    let fetchingSinceMs: number | null = null;
     let stored = 0;
     let lastLogMs = -Infinity;
     let failures = 0;
@@ -176,12 +178,13 @@ export class Backfill {
         await this.idle();
         continue;
       }
+      fetchingSinceMs ??= now();
       try {
         const linked = await this.fetchBatch(peer, start, end, lowest);
         stored += linked.length;
         failures = 0;
         this.lastFailedPeer = null;
-        const elapsedS = Math.max(0.001, (now() - startedMs) / 1000);
+        const elapsedS = Math.max(0.001, (now() - fetchingSinceMs) / 1000);
         const progress = {lowestSlot: this.lowest!.slot, target, batch: `${start}..${end - 1}`, blocks: stored, blocksPerSecond: Math.round((stored / elapsedS) * 10) / 10, peer};
         if (now() - lastLogMs >= PROGRESS_LOG_MS) {
           lastLogMs = now();
