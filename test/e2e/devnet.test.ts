@@ -174,7 +174,9 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
       // history before its anchor is backfilled from its peer (all of it is within MIN_EPOCHS_FOR_BLOCK_REQUESTS),
       // the blob sidecars of the deneb blocks with it
       await cp.waitForLog((l) => l.msg === "backfill complete", 120_000, "the checkpoint-synced node's backfill");
-      expect((await getJson(urlCp, "/eth/v1/beacon/headers/1")).body.data.root).toBe((await getJson(urlA, "/eth/v1/beacon/headers/1")).body.data.root);
+      const headerRoot = async (url: string, slot: number) => (await getJson(url, `/eth/v1/beacon/headers/${slot}`)).body?.data?.root ?? null;
+      for (const slot of [1, denebSlot]) expect(await headerRoot(urlCp, slot)).toBe(await headerRoot(urlA, slot));
+      expect(await headerRoot(urlCp, denebSlot)).not.toBeNull();
       expect(await blobOf(urlCp, denebSlot)).toEqual(denebBlobs[0]);
 
       // a validating node killed outright comes back, resyncs, and the chain keeps finalizing with it
