@@ -119,7 +119,7 @@ export async function initChain(
       anchorState = checkpointState(chainConfig, genesis.checkpoint.state);
       ({block, blockRoot: root} = genesis.checkpoint);
       checkpoint = {epoch: computeAnchorCheckpoint(chainConfig, anchorState).checkpoint.epoch, root};
-      log.info({slot: anchorState.slot, epoch: checkpoint.epoch, root: toRootHex(root)}, "starting from a checkpoint state; history before it is not available (no backfill)");
+      log.info({slot: anchorState.slot, epoch: checkpoint.epoch, root: toRootHex(root)}, "starting from a checkpoint state; the blocks before it are backfilled from peers");
     } else {
       anchorState = createGenesisState(chainConfig, genesis);
       root = anchorOf(chainConfig, anchorState).blockRoot;

@@ -293,6 +293,11 @@ validators it drives itself.`,
         return httpUrl(text);
       },
     }),
+    backfillToGenesis: flag({
+      name: "backfill-to-genesis",
+      group: CHAIN,
+      help: "after `--checkpoint-sync-url`, fetch the blocks before the checkpoint from peers down to genesis; without it backfill stops `MIN_EPOCHS_FOR_BLOCK_REQUESTS` epochs back (about 5 months on mainnet), as far as the p2p spec asks nodes to serve",
+    }),
     secondsPerSlot: option({name: "seconds-per-slot", value: "N", default: "4", group: CHAIN, help: "slot duration", parse: (text) => integer(text, 1, 3600)}),
     genesisFork: option({
       name: "genesis-fork",

@@ -1,3 +1,4 @@
+import {ContainerType} from "@chainsafe/ssz";
 import {ssz, type Root, type phase0} from "@lodestar/types";
 import {Bucket} from "./buckets.ts";
 import {type DbOp, type LevelDb, Repository} from "./repository.ts";
@@ -44,6 +45,14 @@ export class MetaField<T> extends Repository {
   }
 }
 
+/** The lowest block backfill has stored: its slot and root (its parent is the next block to fetch). */
+export interface BackfillPoint {
+  slot: number;
+  root: Root;
+}
+
+const BackfillPointType = new ContainerType({slot: ssz.UintNum64, root: ssz.Root}, {typeName: "BackfillPoint"});
+
 /**
  * Small named values of the chain. Each field has typed `get()`, `put(v)`, `putOp(v)` and `deleteOp()`.
  * The stored names are part of the data format: never rename one, add a new name instead.
@@ -64,6 +73,8 @@ export class ChainMetaRepository {
   readonly custodyGroupCount: MetaField<number>;
   /** sidecars of finalized blocks before this slot were pruned (their retention window had passed) */
   readonly sidecarsPrunedBefore: MetaField<number>;
+  /** how far back backfill has stored the chain before the checkpoint-sync anchor (absent: not started) */
+  readonly backfilledTo: MetaField<BackfillPoint>;
 
   constructor(db: LevelDb) {
     this.genesisTime = new MetaField(db, "genesisTime", ssz.UintNum64);
@@ -76,5 +87,6 @@ export class ChainMetaRepository {
     this.chainFingerprint = new MetaField(db, "chainFingerprint", utf8Codec);
     this.custodyGroupCount = new MetaField(db, "custodyGroupCount", ssz.UintNum64);
     this.sidecarsPrunedBefore = new MetaField(db, "sidecarsPrunedBefore", ssz.UintNum64);
+    this.backfilledTo = new MetaField(db, "backfilledTo", BackfillPointType);
   }
 }

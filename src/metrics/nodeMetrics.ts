@@ -30,6 +30,8 @@ export interface NodeMetrics {
   /** req/resp requests, by protocol name, direction (inbound, outbound) and result (outbound: ok or the error code) */
   readonly reqResp: Counter<"protocol" | "direction" | "result">;
   readonly duties: DutyMetrics;
+  /** backfill after checkpoint sync: the lowest block stored, the slot it goes back to, blocks stored */
+  readonly backfill: {setSlot(slot: number): void; setTargetSlot(slot: number): void; addBlocks(count: number): void};
   /** stops the event-loop sampling */
   close(): void;
 }
@@ -66,6 +68,14 @@ export function createNodeMetrics(): NodeMetrics {
     if (n > 0) dutyCounter.inc({duty, result}, n);
   };
 
+  const backfillSlot = new Gauge({name: "beacon_gateway_backfill_slot", help: "slot of the lowest block stored: where the node's block history starts (moves down as backfill goes)", registers});
+  const backfillTarget = new Gauge({
+    name: "beacon_gateway_backfill_target_slot",
+    help: "the slot backfill goes back to: MIN_EPOCHS_FOR_BLOCK_REQUESTS before the current epoch, or 0 with --backfill-to-genesis",
+    registers,
+  });
+  const backfillBlocks = new Counter({name: "beacon_gateway_backfill_blocks_total", help: "blocks before the checkpoint-sync anchor fetched, checked and stored by backfill", registers});
+
   return {
     registry,
     blockImport: new Histogram({
@@ -84,6 +94,7 @@ export function createNodeMetrics(): NodeMetrics {
       registers,
     }),
     duties: {performed: count("performed"), missed: count("missed")},
+    backfill: {setSlot: (slot) => backfillSlot.set(slot), setTargetSlot: (slot) => backfillTarget.set(slot), addBlocks: (n) => backfillBlocks.inc(n)},
     close: () => lagMonitor.stop(),
   };
 }

@@ -32,6 +32,7 @@ import {Discovery} from "./discovery.ts";
 import {startLightClientPublisher} from "./lightClientPublisher.ts";
 import type {NetworkOptions} from "./options.ts";
 import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
+import {createBackfill} from "./backfillService.ts";
 
 const log = getLogger("network");
 
@@ -42,7 +43,7 @@ export interface NetworkDeps {
   identity: NodeIdentity;
   /** the node's secp256k1 key, 32 raw bytes */
   privateKey: Uint8Array;
-  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp">;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp" | "backfill">;
 }
 
 export interface RunningNetwork {
@@ -85,8 +86,6 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     isBanned: (peerId) => scores.isBanned(peerId.toString()),
   });
 
-  // blocks before the anchor (a checkpoint-synced node's start) are not there to serve
-  const earliestAvailableSlot = computeStartSlotAtEpoch((await chain.db.chainMeta.anchorCheckpoint.get())?.epoch ?? 0);
   let peers: PeerManager | null = null;
   const reqResp = new ReqResp({
     libp2p,
@@ -117,7 +116,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       libp2p,
       requests: reqResp,
       scores,
-      ourStatus: () => ourStatus(chain, earliestAvailableSlot),
+      ourStatus: () => ourStatus(chain, backfill.earliestAvailableSlot()),
       currentSlot: () => chain.currentSlot(),
       metadataSeq: () => identity.metadata().seqNumber,
       checkpointRootAt: (epoch) => checkpointRootAt(chain, epoch),
@@ -150,7 +149,14 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       return blocks;
     },
   });
-  peerManager.on("status", (_peer, status) => rangeSync.onPeerStatus(status));
+  // blocks before a checkpoint-synced node's anchor, fetched in the background while head sync
+  // is idle; status v2's earliest_available_slot (read from it) follows it down
+  const backfill = createBackfill({chain, reqResp, peers: () => peerManager, headSyncing: () => rangeSync.isSyncing(), toGenesis: opts.backfillToGenesis, metrics: deps.metrics?.backfill});
+  await backfill.load();
+  peerManager.on("status", (_peer, status) => {
+    rangeSync.onPeerStatus(status);
+    backfill.wake();
+  });
   rangeSync.on("done", (_head, progressed) => {
     // peers may have moved on while we imported: go again if one is still ahead (and the
     // round got somewhere: a peer whose status claims more than it serves waits for its next status)
@@ -224,7 +230,10 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     gossip.setJoined(shouldJoinGossip(joined, chain.currentSlot() - chain.getHead().slot, rangeSync.isSyncing()));
   // a node restarted far behind the head joins gossip once range sync has brought it there
   updateGossipJoined(false);
-  rangeSync.on("done", () => updateGossipJoined(gossip.isJoined()));
+  rangeSync.on("done", () => {
+    updateGossipJoined(gossip.isJoined());
+    backfill.wake();
+  });
 
   await libp2p.start();
   await reqResp.start();
@@ -263,11 +272,13 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   );
   // last, once discovery exists: the peer manager's first heartbeat dials and asks discovery for peers
   peerManager.start();
+  backfill.start();
   log.info({peerId: identity.peerId, addresses: identity.p2pAddresses(), enr: identity.enr()}, "network started");
 
   const onSlot = (slot: number) => {
     subnets.onSlot(slot);
     updateGossipJoined(gossip.isJoined());
+    backfill.wake();
     if (slot % SLOTS_PER_EPOCH === 0) {
       updateValidatorCustody(); // effective balances move at epoch boundaries
       gossip.updateSubscriptions();
@@ -326,6 +337,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       stopLightClientPublisher();
       chain.dataAvailability.setFetcher(null);
       await rangeSync.stop();
+      await backfill.stop();
       await discovery?.stop();
       await peerManager.stop();
       gossip.stop();

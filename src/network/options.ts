@@ -22,4 +22,6 @@ export interface NetworkOptions {
   discovery: boolean;
   /** join every attestation and sync committee subnet, and say so in the ENR and metadata */
   subscribeAllSubnets: boolean;
+  /** after checkpoint sync, backfill blocks down to genesis, not only MIN_EPOCHS_FOR_BLOCK_REQUESTS back */
+  backfillToGenesis: boolean;
 }

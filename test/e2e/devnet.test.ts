@@ -171,8 +171,13 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
         const [ours, theirs] = await Promise.all([chainView(urlCp), chainView(urlA)]);
         return ours.headSlot >= theirs.headSlot - 1 && ours.finalized.root === theirs.finalized.root ? true : null;
       });
-      // history before its anchor is not there, and it says so rather than answering wrongly
-      expect((await getJson(urlCp, "/eth/v1/beacon/headers/1")).status).toBe(404);
+      // history before its anchor is backfilled from its peer (all of it is within MIN_EPOCHS_FOR_BLOCK_REQUESTS),
+      // the blob sidecars of the deneb blocks with it
+      await cp.waitForLog((l) => l.msg === "backfill complete", 120_000, "the checkpoint-synced node's backfill");
+      const headerRoot = async (url: string, slot: number) => (await getJson(url, `/eth/v1/beacon/headers/${slot}`)).body?.data?.root ?? null;
+      for (const slot of [1, denebSlot]) expect(await headerRoot(urlCp, slot)).toBe(await headerRoot(urlA, slot));
+      expect(await headerRoot(urlCp, denebSlot)).not.toBeNull();
+      expect(await blobOf(urlCp, denebSlot)).toEqual(denebBlobs[0]);
 
       // a validating node killed outright comes back, resyncs, and the chain keeps finalizing with it
       const custodyOf = async (url: string) => Number((await getJson(url, "/eth/v1/node/identity")).body.data.metadata.custody_group_count);
