@@ -3,6 +3,7 @@ import {join} from "node:path";
 import type {BeaconConfig} from "@lodestar/config";
 import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
+import {fromHex, toHex} from "@lodestar/utils";
 import {ApiClientError, type ApiClient} from "../api/client.ts";
 import {getLogger} from "../log.ts";
 import {AttesterService} from "./attester.ts";
@@ -17,6 +18,10 @@ import {SlashingProtection} from "./slashingProtection.ts";
 import {SyncCommitteeService} from "./syncCommittee.ts";
 import {ValidatorIndices} from "./validators.ts";
 import type {LoopTurns} from "../loopTurns.ts";
+import {type KeySourceOptions, loadStartupKeys} from "./keys/loadKeys.ts";
+import {DEFAULT_GAS_LIMIT, ProposerSettings} from "./keys/proposerSettings.ts";
+import {ValidatorKeys} from "./keys/validatorKeys.ts";
+import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} from "./keymanager/server.ts";
 
 export interface ValidatorClientOptions {
   api: ValidatorBeaconApi;
@@ -24,11 +29,15 @@ export interface ValidatorClientOptions {
   fallbackClient?: ApiClient;
   /** Interop (mock-genesis) key indices of the validators to run. */
   indices: number[];
+  /** Keystores to run (besides those imported through the keymanager API, always loaded from the data dir). */
+  keystores?: Omit<KeySourceOptions, "interopIndices">;
+  /** Serve the keymanager API. */
+  keymanager?: KeymanagerOptions;
   /** Data directory; slashing protection lives in its `slashing-protection` LevelDB. */
   dataDir: string;
-  /** Graffiti for each block, asked at proposal time. */
-  graffiti?: () => Uint8Array | undefined;
-  /** Fee recipient announced with prepareBeaconProposer once per epoch (nothing is announced without one). */
+  /** Graffiti (text or 0x hex) of each block whose key has none of its own; none: the beacon node's. */
+  graffiti?: string;
+  /** Fee recipient announced with prepareBeaconProposer once per epoch for keys without their own (nothing is announced for them without one). */
   feeRecipient?: Uint8Array;
   /** with --metrics: duties performed and missed */
   duties?: ValidatorContext["duties"];
@@ -37,7 +46,9 @@ export interface ValidatorClientOptions {
 }
 
 export interface ValidatorClient {
-  /** Stops the clock, lets duties in flight settle (at most one slot) and closes the slashing protection store. */
+  /** the keymanager API's port, when it is served */
+  keymanagerPort: number | null;
+  /** Stops the clock, lets duties in flight settle (at most one slot), closes the slashing protection store and releases the keystore locks. */
   stop(): Promise<void>;
 }
 
@@ -62,18 +73,45 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     await protection.close();
     throw err;
   }
-  const signer = ValidatorSigner.fromInteropIndices(config, opts.indices, protection, opts.turns);
-  const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices(signer.pubkeys), log, duties: opts.duties};
+  let startup;
+  let settings;
+  try {
+    settings = ProposerSettings.open(join(opts.dataDir, "proposer-settings.json"), {
+      feeRecipient: opts.feeRecipient ? toHex(opts.feeRecipient) : undefined,
+      gasLimit: DEFAULT_GAS_LIMIT,
+      graffiti: opts.graffiti,
+    });
+    startup = await loadStartupKeys({interopIndices: opts.indices, ...opts.keystores}, opts.dataDir, log);
+  } catch (err) {
+    await protection.close();
+    throw err;
+  }
+  const signer = new ValidatorSigner(config, [], protection, opts.turns);
+  const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices([]), log, duties: opts.duties};
+  const keys = new ValidatorKeys({signer, validators: ctx.validators, protection, settings, dataDir: opts.dataDir, log});
+  for (const key of startup.interop) keys.add(key, key.secretKey);
+  for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
   const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
-  const loop = new DutyLoop(ctx, clock, opts);
+  const loop = new DutyLoop(ctx, clock, settings);
 
-  log.info({validators: opts.indices.length, genesisTime, slotDurationMs: config.SLOT_DURATION_MS}, "Validator client started");
+  let keymanager: KeymanagerServer | null = null;
+  try {
+    if (opts.keymanager) keymanager = await startKeymanagerServer(opts.keymanager, {keys, settings, signer, validators: ctx.validators, api, config, clock, dataDir: opts.dataDir, log});
+  } catch (err) {
+    keys.releaseLocks();
+    await protection.close();
+    throw err;
+  }
+  log.info({validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, genesisTime, slotDurationMs: config.SLOT_DURATION_MS}, "Validator client started");
   await loop.start();
   return {
+    keymanagerPort: keymanager?.port ?? null,
     async stop() {
       clock.stop();
+      await keymanager?.close();
       await loop.settle(config.SLOT_DURATION_MS);
       await protection.close();
+      keys.releaseLocks();
       log.info("Validator client stopped");
     },
   };
@@ -84,19 +122,23 @@ class DutyLoop {
   private readonly ctx: ValidatorContext;
   private readonly config: BeaconConfig;
   private readonly clock: SlotClock;
-  private readonly feeRecipient: Uint8Array | undefined;
+  private readonly settings: ProposerSettings;
+  /** the settings' version last announced with prepareBeaconProposer */
+  private announced = -1;
+  /** the key set's version last prepared for */
+  private keysVersion = -1;
   private readonly proposer: ProposerService;
   private readonly attester: AttesterService;
   private readonly sync: SyncCommitteeService;
   private readonly inFlight = new Set<Promise<void>>();
   private lastEpoch: number | null = null;
 
-  constructor(ctx: ValidatorContext, clock: SlotClock, opts: ValidatorClientOptions) {
+  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings) {
     this.ctx = ctx;
     this.config = ctx.config;
     this.clock = clock;
-    this.feeRecipient = opts.feeRecipient;
-    this.proposer = new ProposerService(ctx, opts.graffiti);
+    this.settings = settings;
+    this.proposer = new ProposerService(ctx, (pubkey) => settings.graffitiBytesOf(toHex(pubkey)));
     this.attester = new AttesterService(ctx);
     this.sync = new SyncCommitteeService(ctx);
   }
@@ -125,6 +167,9 @@ class DutyLoop {
     if (this.lastEpoch === null || epoch > this.lastEpoch) {
       this.lastEpoch = epoch;
       this.run("epoch preparation", slot, () => this.onEpoch(epoch));
+    } else if (this.announced !== this.settings.version || this.keysVersion !== this.ctx.validators.version) {
+      // keys or fee recipients changed through the keymanager API: from this slot on, not the next epoch
+      this.run("key changes", slot, () => this.onKeysChanged(epoch));
     }
     this.run("block proposal", slot, () => this.proposer.onSlotStart(slot));
     this.run("attester duties", slot, () => this.attester.pollDuties(epoch));
@@ -138,19 +183,35 @@ class DutyLoop {
 
   /** Once per epoch: resolve keys still unknown, sync committee duties, fee recipients. */
   private async onEpoch(epoch: number): Promise<void> {
-    const {api, validators} = this.ctx;
     await this.resolveKeys(epoch);
-    const tasks: Promise<void>[] = [this.sync.pollDuties(epoch)];
-    if (this.feeRecipient && validators.indices.length > 0) {
-      const feeRecipient = this.feeRecipient;
-      tasks.push(api.prepareBeaconProposer(validators.indices.map((validatorIndex) => ({validatorIndex, feeRecipient}))));
-    }
+    await Promise.all([this.sync.pollDuties(epoch), this.announceFeeRecipients()]);
+  }
+
+  /** Keys added (resolved now, their duties fetched) or fee recipients changed since the last announcement. */
+  private async onKeysChanged(epoch: number): Promise<void> {
+    const before = this.ctx.validators.indices.length;
+    await this.resolveKeys(epoch);
+    const tasks = [this.announceFeeRecipients()];
+    if (this.ctx.validators.indices.length !== before) tasks.push(this.sync.pollDuties(epoch));
     await Promise.all(tasks);
+  }
+
+  /** prepareBeaconProposer with each key's fee recipient (keys without one, and no default, are left to the node's). */
+  private async announceFeeRecipients(): Promise<void> {
+    const version = this.settings.version;
+    const registrations = this.ctx.validators
+      .entries()
+      .map(([pubkey, validatorIndex]) => ({validatorIndex, feeRecipient: this.settings.feeRecipientOf(pubkey)}))
+      .filter((r): r is {validatorIndex: number; feeRecipient: string} => r.feeRecipient !== undefined)
+      .map((r) => ({validatorIndex: r.validatorIndex, feeRecipient: fromHex(r.feeRecipient)}));
+    if (registrations.length > 0) await this.ctx.api.prepareBeaconProposer(registrations);
+    this.announced = version;
   }
 
   /** Asks the beacon node for the indices of keys not resolved yet; failures are logged. */
   private async resolveKeys(epoch: number): Promise<void> {
     const {api, validators, log} = this.ctx;
+    this.keysVersion = validators.version;
     if (validators.allResolved) return;
     try {
       if ((await validators.resolve(api)) > 0) this.attester.invalidate();
