@@ -1,6 +1,5 @@
 import {mkdir, readdir, rename, rm, rmdir, writeFile} from "node:fs/promises";
 import {dirname, join} from "node:path";
-import {fromHex} from "@lodestar/utils";
 import type {TopicLogger} from "../../log.ts";
 import {InterchangeError, interchangeJson, parseInterchange} from "../interchange.ts";
 import type {ValidatorSigner} from "../signer.ts";
@@ -237,9 +236,4 @@ async function writeWhole(path: string, text: string): Promise<void> {
   const partial = `${path}.partial`;
   await writeFile(partial, text, {mode: 0o600});
   await rename(partial, path);
-}
-
-/** The bytes of a 0x pubkey the API was given (already checked against the pattern). */
-export function pubkeyBytes(pubkey: string): Uint8Array {
-  return fromHex(pubkey);
 }
