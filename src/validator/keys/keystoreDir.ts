@@ -1,6 +1,6 @@
 import {SecretKey} from "@chainsafe/blst";
-import {existsSync} from "node:fs";
-import {readdir, readFile} from "node:fs/promises";
+import {existsSync, readFileSync} from "node:fs";
+import {readdir} from "node:fs/promises";
 import {availableParallelism} from "node:os";
 import {basename, join} from "node:path";
 import {decryptKeystore, type KeystoreJson, keystorePubkey, parseKeystore} from "./keystore.ts";
@@ -61,15 +61,13 @@ export function startupConcurrency(): number {
 /** The keystore files of a directory (not recursive beyond one level), sorted. */
 export async function findKeystoreFiles(dir: string): Promise<string[]> {
   const isKeystoreName = (name: string): boolean => name.endsWith(".json") && !name.startsWith("deposit_data");
-  const out: string[] = [];
-  for (const entry of await readdir(dir, {withFileTypes: true})) {
-    if (entry.isFile() && isKeystoreName(entry.name)) out.push(join(dir, entry.name));
-    else if (entry.isDirectory()) {
-      for (const inner of await readdir(join(dir, entry.name), {withFileTypes: true})) {
-        if (inner.isFile() && isKeystoreName(inner.name)) out.push(join(dir, entry.name, inner.name));
-      }
-    }
-  }
+  const entries = await readdir(dir, {withFileTypes: true});
+  const out = entries.filter((e) => e.isFile() && isKeystoreName(e.name)).map((e) => join(dir, e.name));
+  // the keys' own directories, read together (one after the other, 1,000 of them took seconds)
+  const inner = await Promise.all(
+    entries.filter((e) => e.isDirectory()).map(async (e) => (await readdir(join(dir, e.name), {withFileTypes: true})).filter((f) => f.isFile() && isKeystoreName(f.name)).map((f) => join(dir, e.name, f.name)))
+  );
+  out.push(...inner.flat());
   return out.sort();
 }
 
@@ -120,13 +118,15 @@ async function loadOne(path: string, source: PasswordSource): Promise<LoadedKey 
   let lock: KeystoreLock | undefined;
   try {
     let keystore: KeystoreJson;
+    // read at once (a keystore is about 1 KB, its password less): through the thread pool, each
+    // read is several round trips, which made loading 1,000 keystores 3 times slower than their KDF
     try {
-      keystore = parseKeystore(JSON.parse(await readFile(path, "utf8")));
+      keystore = parseKeystore(JSON.parse(readFileSync(path, "utf8")));
     } catch (e) {
       throw new Error(`not an EIP-2335 keystore: ${(e as Error).message}`);
     }
     const passwordPath = passwordPathOf(path, keystorePubkey(keystore), source);
-    const password = await readFile(passwordPath, "utf8");
+    const password = readFileSync(passwordPath, "utf8");
     lock = KeystoreLock.acquire(path);
     const {secretKey, pubkey} = await unlockKeystore(keystore, password);
     return {pubkey, secretKey, keystorePath: path, passwordPath: source.secretsDir !== undefined ? passwordPath : undefined, derivationPath: keystore.path, lock};

@@ -53,7 +53,8 @@ describe("EIP-2335 keystores", () => {
     const secret = await decryptKeystore(parseKeystore(vector), PASSWORD);
     expect(hex(secret)).toBe(SECRET);
     expect(hex(SecretKey.fromBytes(secret).toPublicKey().toBytes())).toBe(PUBKEY);
-  });
+    // the standard scrypt cost (256 MiB, about a second on an idle core): generous on a loaded machine
+  }, 30_000);
 
   it("refuses a wrong password by the checksum", async () => {
     await expect(decryptKeystore(parseKeystore(PBKDF2_VECTOR), "testpassword")).rejects.toThrow("wrong password");
