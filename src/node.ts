@@ -155,6 +155,8 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
         })
       : null;
 
+  // the node's own validators stop on a doppelganger (logged there); the node serves on
+  void validator?.halted.then((reason) => log.error({reason}, "The node's validators stopped"));
   const metricsServer = metrics ? await startMetricsServer(metrics.registry, {port: opts.metricsPort, address: opts.metricsAddress}) : null;
 
   let stopping: Promise<void> | null = null;

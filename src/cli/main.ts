@@ -195,9 +195,12 @@ async function runValidator(args: string[]): Promise<number> {
   process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
   const {startStandaloneValidator} = await import("../validator/standalone.ts");
   const validator = await startStandaloneValidator(opts);
-  await untilSignal();
+  // a doppelganger found stops the client with exit code 1
+  const halted = await Promise.race([untilSignal().then(() => null), validator.halted]);
   await validator.stop();
-  return 0;
+  if (halted === null) return 0;
+  process.stderr.write(`beacon-gateway: validator stopped: ${halted}\n`);
+  return 1;
 }
 
 async function runSlashingProtection(args: string[]): Promise<number> {

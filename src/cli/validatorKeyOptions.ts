@@ -12,6 +12,7 @@ export interface KeyFields {
   secretsDir: string | undefined;
   keystorePasswordFile: string | undefined;
   allowPartialKeys: boolean;
+  doppelgangerProtection: boolean;
 }
 
 export interface KeymanagerFields {
@@ -70,6 +71,11 @@ export function keyOptions(group?: string): OptionTable<KeyFields> {
       name: "allow-partial-keys",
       group,
       help: "start with the keystores that can be used when others cannot (wrong password, corrupt file, in use by another client); without it the client refuses to start, naming each",
+    }),
+    doppelgangerProtection: flag({
+      name: "doppelganger-protection",
+      group,
+      help: "a key (at start, or imported) signs only after two full epochs in which the beacon node's liveness endpoint saw it idle; a key found live stops the validators, naming its index",
     }),
   };
 }

@@ -21,6 +21,7 @@ import type {LoopTurns} from "../loopTurns.ts";
 import {type KeySourceOptions, loadStartupKeys} from "./keys/loadKeys.ts";
 import {DEFAULT_GAS_LIMIT, ProposerSettings} from "./keys/proposerSettings.ts";
 import {ValidatorKeys} from "./keys/validatorKeys.ts";
+import {DoppelgangerProtection} from "./doppelganger.ts";
 import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} from "./keymanager/server.ts";
 
 export interface ValidatorClientOptions {
@@ -31,6 +32,8 @@ export interface ValidatorClientOptions {
   indices: number[];
   /** Keystores to run (besides those imported through the keymanager API, always loaded from the data dir). */
   keystores?: Omit<KeySourceOptions, "interopIndices">;
+  /** Keys perform duties only after two full epochs in which the beacon node saw them idle (doppelganger.ts). */
+  doppelgangerProtection?: boolean;
   /** Serve the keymanager API. */
   keymanager?: KeymanagerOptions;
   /** Data directory; slashing protection lives in its `slashing-protection` LevelDB. */
@@ -48,6 +51,8 @@ export interface ValidatorClientOptions {
 export interface ValidatorClient {
   /** the keymanager API's port, when it is served */
   keymanagerPort: number | null;
+  /** Resolves with the reason if the client stops signing on its own (a doppelganger was found); `stop` still closes it. */
+  halted: Promise<string>;
   /** Stops the clock, lets duties in flight settle (at most one slot), closes the slashing protection store and releases the keystore locks. */
   stop(): Promise<void>;
 }
@@ -88,11 +93,34 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   }
   const signer = new ValidatorSigner(config, [], protection, opts.turns);
   const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices([]), log, duties: opts.duties};
-  const keys = new ValidatorKeys({signer, validators: ctx.validators, protection, settings, dataDir: opts.dataDir, log});
+  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
+  let halt!: (reason: string) => void;
+  const halted = new Promise<string>((resolve) => (halt = resolve));
+  const doppelganger = opts.doppelgangerProtection
+    ? new DoppelgangerProtection(
+        api,
+        ctx.validators,
+        log,
+        ({index, epoch}) => {
+          clock.stop();
+          halt(`doppelganger protection: validator ${index} was live in epoch ${epoch}, signed by another client`);
+        },
+        () => loop.keysReleased()
+      )
+    : undefined;
+  const currentEpoch = (): number => computeEpochAtSlot(Math.max(0, clock.currentSlot()));
+  const keys = new ValidatorKeys({
+    signer,
+    validators: ctx.validators,
+    protection,
+    settings,
+    dataDir: opts.dataDir,
+    log,
+    doppelganger: doppelganger && {register: (pubkey) => doppelganger.register(pubkey, currentEpoch()), forget: (pubkey) => doppelganger.forget(pubkey)},
+  });
   for (const key of startup.interop) keys.add(key, key.secretKey);
   for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
-  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
-  const loop = new DutyLoop(ctx, clock, settings);
+  const loop = new DutyLoop(ctx, clock, settings, doppelganger);
 
   let keymanager: KeymanagerServer | null = null;
   try {
@@ -102,10 +130,14 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     await protection.close();
     throw err;
   }
-  log.info({validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, genesisTime, slotDurationMs: config.SLOT_DURATION_MS}, "Validator client started");
+  log.info(
+    {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
+    "Validator client started"
+  );
   await loop.start();
   return {
     keymanagerPort: keymanager?.port ?? null,
+    halted,
     async stop() {
       clock.stop();
       await keymanager?.close();
@@ -123,6 +155,7 @@ class DutyLoop {
   private readonly config: BeaconConfig;
   private readonly clock: SlotClock;
   private readonly settings: ProposerSettings;
+  private readonly doppelganger: DoppelgangerProtection | undefined;
   /** the settings' version last announced with prepareBeaconProposer */
   private announced = -1;
   /** the key set's version last prepared for */
@@ -133,8 +166,9 @@ class DutyLoop {
   private readonly inFlight = new Set<Promise<void>>();
   private lastEpoch: number | null = null;
 
-  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings) {
+  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection) {
     this.ctx = ctx;
+    this.doppelganger = doppelganger;
     this.config = ctx.config;
     this.clock = clock;
     this.settings = settings;
@@ -181,9 +215,15 @@ class DutyLoop {
     }
   }
 
-  /** Once per epoch: resolve keys still unknown, sync committee duties, fee recipients. */
+  /** Keys held by doppelganger protection were released: their attester duties are fetched again. */
+  keysReleased(): void {
+    this.attester.invalidate();
+  }
+
+  /** Once per epoch: resolve keys still unknown, doppelganger checks, sync committee duties, fee recipients. */
   private async onEpoch(epoch: number): Promise<void> {
     await this.resolveKeys(epoch);
+    await this.doppelganger?.onEpoch(epoch);
     await Promise.all([this.sync.pollDuties(epoch), this.announceFeeRecipients()]);
   }
 

@@ -7,8 +7,9 @@ import {getLogger, initLogging} from "../log.ts";
 import {startValidatorClient, type ValidatorClient, type ValidatorClientOptions} from "./index.ts";
 
 /** The key sources and keymanager API of the command-line options, for `validator` and the node's own validators alike. */
-export function keyAndKeymanagerOptions(opts: KeyFields & KeymanagerFields): Pick<ValidatorClientOptions, "keystores" | "keymanager"> {
+export function keyAndKeymanagerOptions(opts: KeyFields & KeymanagerFields): Pick<ValidatorClientOptions, "keystores" | "keymanager" | "doppelgangerProtection"> {
   return {
+    doppelgangerProtection: opts.doppelgangerProtection,
     keystores: {
       keystoresDir: opts.keystoresDir,
       secretsDir: opts.secretsDir,

@@ -5,6 +5,8 @@ import type {ValidatorBeaconApi} from "./beaconApi.ts";
 export class ValidatorIndices {
   private readonly pubkeys = new Map<string, Uint8Array>();
   private readonly indexByPubkey = new Map<string, number>();
+  /** keys whose duties are not performed (doppelganger protection holds them) */
+  private readonly held = new Set<string>();
   /** bumped when a key is added or removed */
   version = 0;
 
@@ -18,8 +20,18 @@ export class ValidatorIndices {
     this.version++;
   }
 
+  /** Duties of this key are ignored until `release`. */
+  hold(pubkeyHex: string): void {
+    this.held.add(pubkeyHex);
+  }
+
+  release(pubkeyHex: string): void {
+    this.held.delete(pubkeyHex);
+  }
+
   /** Forgets a key: duties naming it are ignored from now on. */
   remove(pubkeyHex: string): void {
+    this.held.delete(pubkeyHex);
     this.pubkeys.delete(pubkeyHex);
     this.indexByPubkey.delete(pubkeyHex);
     this.version++;
@@ -44,9 +56,10 @@ export class ValidatorIndices {
     return this.indexByPubkey.size === this.pubkeys.size;
   }
 
-  /** Whether `pubkey` is one of ours and known at `index` (duties naming anything else are ignored). */
+  /** Whether `pubkey` is one of ours, known at `index` and not held (duties naming anything else are ignored). */
   owns(pubkey: Uint8Array, index: number): boolean {
-    return this.indexByPubkey.get(toHex(pubkey)) === index;
+    const hex = toHex(pubkey);
+    return this.indexByPubkey.get(hex) === index && !this.held.has(hex);
   }
 
   /**

@@ -39,6 +39,8 @@ export interface ValidatorKeysOptions {
   /** where imported keystores (`keystores/`) and their passwords (`secrets/`) go */
   dataDir: string;
   log: TopicLogger;
+  /** with doppelganger protection: every key added is held until seen idle */
+  doppelganger?: {register(pubkey: string): void; forget(pubkey: string): void};
 }
 
 export function importedKeystoresDir(dataDir: string): string {
@@ -62,6 +64,7 @@ export class ValidatorKeys {
   add(key: {pubkey: string; keystore?: LoadedKey}, secretKey = key.keystore?.secretKey): void {
     if (!secretKey) throw new Error("a key without its secret");
     this.keys.set(key.pubkey, key);
+    this.opts.doppelganger?.register(key.pubkey);
     this.opts.validators.add(this.opts.signer.addKey(secretKey));
   }
 
@@ -156,6 +159,7 @@ export class ValidatorKeys {
         if (key) {
           signer.removeKey(pubkey);
           validators.remove(pubkey);
+          this.opts.doppelganger?.forget(pubkey);
           this.keys.delete(pubkey);
           removed.push(key);
         }

@@ -126,6 +126,13 @@ export class FakeBeaconApi implements ValidatorBeaconApi {
   async publishContributionAndProofs(signed: altair.SignedContributionAndProof[]) {
     this.contributions.push(...signed);
   }
+  /** validator indices the stand-in reports live, by epoch */
+  readonly live = new Map<number, Set<number>>();
+  readonly livenessQueries: {epoch: number; indices: number[]}[] = [];
+  async getLiveness(epoch: number, indices: number[]) {
+    this.livenessQueries.push({epoch, indices});
+    return indices.map((index) => ({index, isLive: this.live.get(epoch)?.has(index) ?? false}));
+  }
   async prepareBeaconProposer(registrations: {validatorIndex: number; feeRecipient: Uint8Array}[]) {
     this.proposerPreparations.push(...registrations);
   }
