@@ -118,6 +118,25 @@ describe("keymanager API", () => {
     expect((await call("listKeys", "/eth/v1/keystores")).headers.get("access-control-allow-origin")).toBeNull();
   });
 
+  it("with --keymanager-allow-origin: CORS headers on answers and preflights answered without the token", async () => {
+    const other = await startValidatorClient({api, indices: [], keymanager: {port: 0, address: "127.0.0.1", allowOrigin: "https://ui.example"}, dataDir: join(root, "cors")});
+    try {
+      const url = `http://127.0.0.1:${other.keymanagerPort}/eth/v1/keystores`;
+      const preflight = await fetch(url, {method: "OPTIONS", headers: {Origin: "https://ui.example", "Access-Control-Request-Method": "DELETE"}});
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get("access-control-allow-origin")).toBe("https://ui.example");
+      expect(preflight.headers.get("access-control-allow-methods")).toContain("DELETE");
+      expect(preflight.headers.get("access-control-allow-headers")).toContain("Authorization");
+      const otherToken = readFileSync(join(root, "cors", "api-token.txt"), "utf8").trim();
+      expect(otherToken).not.toBe(token);
+      const listed = await fetch(url, {headers: {Authorization: `Bearer ${otherToken}`}});
+      expect(listed.headers.get("access-control-allow-origin")).toBe("https://ui.example");
+      expect(await listed.json()).toEqual({data: []});
+    } finally {
+      await other.stop();
+    }
+  });
+
   it("lists the keys: interop ones read-only, keystores with their derivation path", async () => {
     const {status, body} = await call("listKeys", "/eth/v1/keystores");
     expect(status).toBe(200);
