@@ -26,6 +26,7 @@ import {applyRequestLimits, inProcessTransport, startRestServer} from "./api/ser
 import {createApiClient, type Transport} from "./api/client.ts";
 import {createValidatorBeaconApi} from "./api/validatorApi.ts";
 import {startValidatorClient} from "./validator/index.ts";
+import {keyAndKeymanagerOptions} from "./validator/standalone.ts";
 import type {ApiContext} from "./api/impl/context.ts";
 import {RUNNING_BUILD} from "./projectRoot.ts";
 import {VERSION} from "./version.ts";
@@ -127,17 +128,35 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       )
     : null;
 
+  // stops what started before the validators, when they cannot start (a keystore that cannot be used)
+  const stopCore = async (): Promise<void> => {
+    stopObservingChain?.();
+    metrics?.close();
+    await rest?.close();
+    await network.stop();
+    clock!.stop();
+    await chain.close();
+    await bls.close();
+    httpEngine?.stop();
+    await db.close();
+  };
   const validator =
-    opts.devValidators.length > 0
+    opts.devValidators.length > 0 || opts.keystoresDir !== undefined || opts.keymanager
       ? await startValidatorClient({
           api: createValidatorBeaconApi(createApiClient(inProcessTransport(ctx))),
           indices: opts.devValidators,
+          ...keyAndKeymanagerOptions(opts),
           dataDir: join(opts.dataDir, "validator"),
           duties: metrics?.duties,
           turns: loopTurns,
+        }).catch(async (err: unknown) => {
+          await stopCore();
+          throw err;
         })
       : null;
 
+  // the node's own validators stop on a doppelganger (logged there); the node serves on
+  void validator?.halted.then((reason) => log.error({reason}, "The node's validators stopped"));
   const metricsServer = metrics ? await startMetricsServer(metrics.registry, {port: opts.metricsPort, address: opts.metricsAddress}) : null;
 
   let stopping: Promise<void> | null = null;
@@ -151,15 +170,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
         log.info("stopping");
         await validator?.stop();
         await metricsServer?.close();
-        stopObservingChain?.();
-        metrics?.close();
-        await rest?.close();
-        await network.stop();
-        clock!.stop();
-        await chain.close();
-        await bls.close();
-        httpEngine?.stop();
-        await db.close();
+        await stopCore();
         log.info("stopped");
       })();
       return stopping;

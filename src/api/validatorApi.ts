@@ -89,6 +89,11 @@ export function createValidatorBeaconApi(client: ApiClient): ValidatorBeaconApi 
       await client.request("publishContributionAndProofs", {contributionAndProofs});
     },
 
+    async getLiveness(epoch, indices) {
+      const {data} = await client.request("getLiveness", {epoch, indices});
+      return data;
+    },
+
     async prepareBeaconProposer(preparations) {
       await client.request("prepareBeaconProposer", {preparations});
     },

@@ -1,4 +1,3 @@
-import {graffitiFromText} from "../graffiti.ts";
 import {
   COMPAT_CHECK_HELP,
   COMPAT_HELP,
@@ -21,7 +20,7 @@ const USAGE = `Usage: beacon-gateway <command> [options]
 
 Commands:
   node        run the beacon node (see: beacon-gateway node --help)
-  validator   run interop validators against a beacon node's REST API (see: beacon-gateway validator --help)
+  validator   run validators (keystores, or interop keys) against a beacon node's REST API (see: beacon-gateway validator --help)
   compat      serve the removed JSON-RPC interface in front of a beacon node's REST API (see: beacon-gateway compat --help);
               compat check compares a JSON-RPC endpoint with a REST one, method by method
   devnet      run several nodes on one dev chain on this machine (see: beacon-gateway devnet --help)
@@ -51,7 +50,9 @@ export async function main(args: string[]): Promise<number> {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
       return 2;
     }
-    process.stderr.write(`beacon-gateway: ${(e as Error).stack ?? String(e)}\n`);
+    // a refusal with a message for the user (keystores that cannot be used, a key in use elsewhere): no stack
+    if (e instanceof Error && e.name === "KeyLoadError") process.stderr.write(`beacon-gateway: ${e.message}\n`);
+    else process.stderr.write(`beacon-gateway: ${(e as Error).stack ?? String(e)}\n`);
     return 1;
   }
 }
@@ -193,11 +194,13 @@ async function runValidator(args: string[]): Promise<number> {
   // The preset must be fixed before lodestar loads: take the beacon node's.
   process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
   const {startStandaloneValidator} = await import("../validator/standalone.ts");
-  const graffiti = opts.graffiti !== undefined ? graffitiFromText(opts.graffiti) : undefined;
-  const validator = await startStandaloneValidator(opts, graffiti);
-  await untilSignal();
+  const validator = await startStandaloneValidator(opts);
+  // a doppelganger found stops the client with exit code 1
+  const halted = await Promise.race([untilSignal().then(() => null), validator.halted]);
   await validator.stop();
-  return 0;
+  if (halted === null) return 0;
+  process.stderr.write(`beacon-gateway: validator stopped: ${halted}\n`);
+  return 1;
 }
 
 async function runSlashingProtection(args: string[]): Promise<number> {

@@ -5,6 +5,7 @@ import type {NetworkOptions} from "../network/options.ts";
 import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
 import {type ExecutionFields, executionOptions} from "./executionOptions.ts";
 import {type RestFields, restOptions} from "./restOptions.ts";
+import {type KeyFields, type KeymanagerFields, keyOptions, keymanagerOptions} from "./validatorKeyOptions.ts";
 import {NETWORK_NAMES, type NetworkName, isPublicNetwork, presetOfNetwork} from "../config/networkNames.ts";
 import {type CommandSpec, InvalidValue, type OptionContext, flag, option, repeatable} from "./optionTable.ts";
 import {
@@ -25,7 +26,7 @@ import {
 
 /** `beacon-gateway node`: its options, each described once (src/cli/optionTable.ts). */
 
-export interface NodeOptions extends NetworkOptions, ExecutionFields, RestFields {
+export interface NodeOptions extends NetworkOptions, ExecutionFields, RestFields, KeyFields, KeymanagerFields {
   /** serve Prometheus metrics */
   metrics: boolean;
   metricsAddress: string;
@@ -331,7 +332,9 @@ validators it drives itself.`,
         return indices;
       },
     }),
+    ...keyOptions(VALIDATORS),
     ...graffitiOptions(VALIDATORS),
+    ...keymanagerOptions(VALIDATORS),
 
     ...executionOptions(EXECUTION),
     devBlobsPerBlock: option({

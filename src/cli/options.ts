@@ -3,6 +3,8 @@ import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from ".
 import {NODE_COMMAND, type NodeOptions} from "./nodeOptions.ts";
 import {type CommandSpec, option, parseCommand, renderHelp} from "./optionTable.ts";
 import {httpUrl, parseIndexRange, url} from "./values.ts";
+import {executionAddress} from "./executionOptions.ts";
+import {type KeyFields, type KeymanagerFields, keyOptions, keymanagerOptions} from "./validatorKeyOptions.ts";
 
 /**
  * The commands' options. Each command has one table of its options (the node's in
@@ -33,29 +35,51 @@ export interface CompatCheckOptions {
   rest: string;
 }
 
-export interface ValidatorOptions {
+export interface ValidatorOptions extends KeyFields, KeymanagerFields {
   beaconNode: string;
   interopIndices: number[];
   dataDir: string;
   graffiti: string | undefined;
+  suggestedFeeRecipient: string | undefined;
   logLevel: LogDirective;
   logFormat: "text" | "json";
 }
 
+const CLIENT = "Client";
+const KEYS = "Keys";
+const KEYMANAGER = "Keymanager API";
+
 export const VALIDATOR_COMMAND: CommandSpec<ValidatorOptions> = {
   usage: "beacon-gateway validator --beacon-node URL [options]",
-  about: "Runs interop validators against any beacon node's REST API.",
+  about: "Runs validators (EIP-2335 keystores, or interop keys on a dev chain) against any beacon node's REST API. See docs/validators.md.",
   options: {
-    beaconNode: option({name: "beacon-node", value: "URL", required: true, help: "the beacon node's REST API, e.g. `http://127.0.0.1:5052`", parse: url}),
+    beaconNode: option({name: "beacon-node", value: "URL", required: true, group: CLIENT, help: "the beacon node's REST API, e.g. `http://127.0.0.1:5052`", parse: url}),
+    dataDir: option({
+      name: "data-dir",
+      value: "DIR",
+      default: "./data/validator",
+      group: CLIENT,
+      help: "slashing protection database, keystores imported through the keymanager API, per-key settings, the keymanager token",
+      parse: (text) => text,
+    }),
+    suggestedFeeRecipient: option({
+      name: "suggested-fee-recipient",
+      value: "ADDRESS",
+      group: CLIENT,
+      help: "fee recipient announced for the keys without their own (set through the keymanager API); none: the beacon node's",
+      parse: (text) => (text === undefined ? undefined : executionAddress(text)),
+    }),
+    ...graffitiOptions(CLIENT),
     interopIndices: option({
       name: "interop-indices",
       value: "RANGE",
-      default: "0..63",
-      help: "interop validator indices to run, e.g. `0..31,40`",
-      parse: (text) => parseIndexRange(text, Infinity),
+      defaultText: "`0..63`; `none` with `--keystores` or `--keymanager`",
+      group: KEYS,
+      help: "interop (dev chain) validator indices to run, e.g. `0..31,40`, or `none`",
+      parse: (text, ctx) => parseIndexRange(text ?? (ctx.given("keystoresDir") || ctx.given("keymanager") ? "none" : "0..63"), Infinity),
     }),
-    dataDir: option({name: "data-dir", value: "DIR", default: "./data/validator", help: "slashing protection database", parse: (text) => text}),
-    ...graffitiOptions(),
+    ...keyOptions(KEYS),
+    ...keymanagerOptions(KEYMANAGER),
     ...logOptions(),
   },
 };

@@ -97,7 +97,9 @@ export class AttesterService {
   /** At the aggregation deadline of `slot`: aggregate for the committees where one of ours was selected. */
   async aggregate(slot: Slot): Promise<void> {
     const {api, signer, log} = this.ctx;
-    const aggregators = (this.byEpoch.get(computeEpochAtSlot(slot))?.duties ?? []).filter((d) => d.slot === slot && d.isAggregator);
+    const aggregators = (this.byEpoch.get(computeEpochAtSlot(slot))?.duties ?? []).filter(
+      (d) => d.slot === slot && d.isAggregator && this.ctx.validators.owns(d.pubkey, d.validatorIndex)
+    );
     const signedAtSlot = this.signedData.get(slot);
     this.signedData.delete(slot);
     if (aggregators.length === 0 || !signedAtSlot) return;
@@ -126,7 +128,8 @@ export class AttesterService {
   private async dutiesAt(slot: Slot): Promise<ScheduledDuty[]> {
     const epoch = computeEpochAtSlot(slot);
     const epochDuties = this.byEpoch.get(epoch) ?? (await this.fetch(epoch));
-    return epochDuties?.duties.filter((d) => d.slot === slot) ?? [];
+    // still ours: a key removed since the duties were fetched has none
+    return epochDuties?.duties.filter((d) => d.slot === slot && this.ctx.validators.owns(d.pubkey, d.validatorIndex)) ?? [];
   }
 
   /** Fetches an epoch's duties (one request at a time per epoch); failures are logged and give undefined. */

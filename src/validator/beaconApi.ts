@@ -60,6 +60,8 @@ export interface ValidatorBeaconApi {
   produceSyncCommitteeContribution(slot: Slot, subcommitteeIndex: number, beaconBlockRoot: Root): Promise<altair.SyncCommitteeContribution>;
   /** publishContributionAndProofs */
   publishContributionAndProofs(signed: altair.SignedContributionAndProof[]): Promise<void>;
+  /** getLiveness: whether the node saw each validator live (attesting, proposing) in `epoch` (its previous, current or next epoch) */
+  getLiveness(epoch: number, indices: number[]): Promise<{index: number; isLive: boolean}[]>;
   /** prepareBeaconProposer */
   prepareBeaconProposer(registrations: {validatorIndex: number; feeRecipient: Uint8Array}[]): Promise<void>;
 }

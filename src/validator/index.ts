@@ -3,6 +3,7 @@ import {join} from "node:path";
 import type {BeaconConfig} from "@lodestar/config";
 import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
+import {fromHex, toHex} from "@lodestar/utils";
 import {ApiClientError, type ApiClient} from "../api/client.ts";
 import {getLogger} from "../log.ts";
 import {AttesterService} from "./attester.ts";
@@ -17,6 +18,11 @@ import {SlashingProtection} from "./slashingProtection.ts";
 import {SyncCommitteeService} from "./syncCommittee.ts";
 import {ValidatorIndices} from "./validators.ts";
 import type {LoopTurns} from "../loopTurns.ts";
+import {type KeySourceOptions, loadStartupKeys} from "./keys/loadKeys.ts";
+import {DEFAULT_GAS_LIMIT, ProposerSettings} from "./keys/proposerSettings.ts";
+import {ValidatorKeys} from "./keys/validatorKeys.ts";
+import {DoppelgangerProtection} from "./doppelganger.ts";
+import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} from "./keymanager/server.ts";
 
 export interface ValidatorClientOptions {
   api: ValidatorBeaconApi;
@@ -24,11 +30,17 @@ export interface ValidatorClientOptions {
   fallbackClient?: ApiClient;
   /** Interop (mock-genesis) key indices of the validators to run. */
   indices: number[];
+  /** Keystores to run (besides those imported through the keymanager API, always loaded from the data dir). */
+  keystores?: Omit<KeySourceOptions, "interopIndices">;
+  /** Keys perform duties only after two full epochs in which the beacon node saw them idle (doppelganger.ts). */
+  doppelgangerProtection?: boolean;
+  /** Serve the keymanager API. */
+  keymanager?: KeymanagerOptions;
   /** Data directory; slashing protection lives in its `slashing-protection` LevelDB. */
   dataDir: string;
-  /** Graffiti for each block, asked at proposal time. */
-  graffiti?: () => Uint8Array | undefined;
-  /** Fee recipient announced with prepareBeaconProposer once per epoch (nothing is announced without one). */
+  /** Graffiti (text or 0x hex) of each block whose key has none of its own; none: the beacon node's. */
+  graffiti?: string;
+  /** Fee recipient announced with prepareBeaconProposer once per epoch for keys without their own (nothing is announced for them without one). */
   feeRecipient?: Uint8Array;
   /** with --metrics: duties performed and missed */
   duties?: ValidatorContext["duties"];
@@ -37,7 +49,11 @@ export interface ValidatorClientOptions {
 }
 
 export interface ValidatorClient {
-  /** Stops the clock, lets duties in flight settle (at most one slot) and closes the slashing protection store. */
+  /** the keymanager API's port, when it is served */
+  keymanagerPort: number | null;
+  /** Resolves with the reason if the client stops signing on its own (a doppelganger was found); `stop` still closes it. */
+  halted: Promise<string>;
+  /** Stops the clock, lets duties in flight settle (at most one slot), closes the slashing protection store and releases the keystore locks. */
   stop(): Promise<void>;
 }
 
@@ -62,18 +78,72 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     await protection.close();
     throw err;
   }
-  const signer = ValidatorSigner.fromInteropIndices(config, opts.indices, protection, opts.turns);
-  const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices(signer.pubkeys), log, duties: opts.duties};
+  let startup;
+  let settings;
+  try {
+    settings = ProposerSettings.open(join(opts.dataDir, "proposer-settings.json"), {
+      feeRecipient: opts.feeRecipient ? toHex(opts.feeRecipient) : undefined,
+      gasLimit: DEFAULT_GAS_LIMIT,
+      graffiti: opts.graffiti,
+    });
+    startup = await loadStartupKeys({interopIndices: opts.indices, ...opts.keystores}, opts.dataDir, log);
+  } catch (err) {
+    await protection.close();
+    throw err;
+  }
+  const signer = new ValidatorSigner(config, [], protection, opts.turns);
+  const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices([]), log, duties: opts.duties};
   const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
-  const loop = new DutyLoop(ctx, clock, opts);
+  let halt!: (reason: string) => void;
+  const halted = new Promise<string>((resolve) => (halt = resolve));
+  const doppelganger = opts.doppelgangerProtection
+    ? new DoppelgangerProtection(
+        api,
+        ctx.validators,
+        log,
+        ({index, epoch}) => {
+          clock.stop();
+          halt(`doppelganger protection: validator ${index} was live in epoch ${epoch}, signed by another client`);
+        },
+        () => loop.keysReleased()
+      )
+    : undefined;
+  const currentEpoch = (): number => computeEpochAtSlot(Math.max(0, clock.currentSlot()));
+  const keys = new ValidatorKeys({
+    signer,
+    validators: ctx.validators,
+    protection,
+    settings,
+    dataDir: opts.dataDir,
+    log,
+    doppelganger: doppelganger && {register: (pubkey) => doppelganger.register(pubkey, currentEpoch()), forget: (pubkey) => doppelganger.forget(pubkey)},
+  });
+  for (const key of startup.interop) keys.add(key, key.secretKey);
+  for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
+  const loop = new DutyLoop(ctx, clock, settings, doppelganger);
 
-  log.info({validators: opts.indices.length, genesisTime, slotDurationMs: config.SLOT_DURATION_MS}, "Validator client started");
+  let keymanager: KeymanagerServer | null = null;
+  try {
+    if (opts.keymanager) keymanager = await startKeymanagerServer(opts.keymanager, {keys, settings, signer, validators: ctx.validators, api, config, clock, dataDir: opts.dataDir, log});
+  } catch (err) {
+    keys.releaseLocks();
+    await protection.close();
+    throw err;
+  }
+  log.info(
+    {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
+    "Validator client started"
+  );
   await loop.start();
   return {
+    keymanagerPort: keymanager?.port ?? null,
+    halted,
     async stop() {
       clock.stop();
+      await keymanager?.close();
       await loop.settle(config.SLOT_DURATION_MS);
       await protection.close();
+      keys.releaseLocks();
       log.info("Validator client stopped");
     },
   };
@@ -84,19 +154,25 @@ class DutyLoop {
   private readonly ctx: ValidatorContext;
   private readonly config: BeaconConfig;
   private readonly clock: SlotClock;
-  private readonly feeRecipient: Uint8Array | undefined;
+  private readonly settings: ProposerSettings;
+  private readonly doppelganger: DoppelgangerProtection | undefined;
+  /** the settings' version last announced with prepareBeaconProposer */
+  private announced = -1;
+  /** the key set's version last prepared for */
+  private keysVersion = -1;
   private readonly proposer: ProposerService;
   private readonly attester: AttesterService;
   private readonly sync: SyncCommitteeService;
   private readonly inFlight = new Set<Promise<void>>();
   private lastEpoch: number | null = null;
 
-  constructor(ctx: ValidatorContext, clock: SlotClock, opts: ValidatorClientOptions) {
+  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection) {
     this.ctx = ctx;
+    this.doppelganger = doppelganger;
     this.config = ctx.config;
     this.clock = clock;
-    this.feeRecipient = opts.feeRecipient;
-    this.proposer = new ProposerService(ctx, opts.graffiti);
+    this.settings = settings;
+    this.proposer = new ProposerService(ctx, (pubkey) => settings.graffitiBytesOf(toHex(pubkey)));
     this.attester = new AttesterService(ctx);
     this.sync = new SyncCommitteeService(ctx);
   }
@@ -125,6 +201,9 @@ class DutyLoop {
     if (this.lastEpoch === null || epoch > this.lastEpoch) {
       this.lastEpoch = epoch;
       this.run("epoch preparation", slot, () => this.onEpoch(epoch));
+    } else if (this.announced !== this.settings.version || this.keysVersion !== this.ctx.validators.version) {
+      // keys or fee recipients changed through the keymanager API: from this slot on, not the next epoch
+      this.run("key changes", slot, () => this.onKeysChanged(epoch));
     }
     this.run("block proposal", slot, () => this.proposer.onSlotStart(slot));
     this.run("attester duties", slot, () => this.attester.pollDuties(epoch));
@@ -136,21 +215,43 @@ class DutyLoop {
     }
   }
 
-  /** Once per epoch: resolve keys still unknown, sync committee duties, fee recipients. */
+  /** Keys held by doppelganger protection were released: their attester duties are fetched again. */
+  keysReleased(): void {
+    this.attester.invalidate();
+  }
+
+  /** Once per epoch: resolve keys still unknown, doppelganger checks, sync committee duties, fee recipients. */
   private async onEpoch(epoch: number): Promise<void> {
-    const {api, validators} = this.ctx;
     await this.resolveKeys(epoch);
-    const tasks: Promise<void>[] = [this.sync.pollDuties(epoch)];
-    if (this.feeRecipient && validators.indices.length > 0) {
-      const feeRecipient = this.feeRecipient;
-      tasks.push(api.prepareBeaconProposer(validators.indices.map((validatorIndex) => ({validatorIndex, feeRecipient}))));
-    }
+    await this.doppelganger?.onEpoch(epoch);
+    await Promise.all([this.sync.pollDuties(epoch), this.announceFeeRecipients()]);
+  }
+
+  /** Keys added (resolved now, their duties fetched) or fee recipients changed since the last announcement. */
+  private async onKeysChanged(epoch: number): Promise<void> {
+    const before = this.ctx.validators.indices.length;
+    await this.resolveKeys(epoch);
+    const tasks = [this.announceFeeRecipients()];
+    if (this.ctx.validators.indices.length !== before) tasks.push(this.sync.pollDuties(epoch));
     await Promise.all(tasks);
+  }
+
+  /** prepareBeaconProposer with each key's fee recipient (keys without one, and no default, are left to the node's). */
+  private async announceFeeRecipients(): Promise<void> {
+    const version = this.settings.version;
+    const registrations = this.ctx.validators
+      .entries()
+      .map(([pubkey, validatorIndex]) => ({validatorIndex, feeRecipient: this.settings.feeRecipientOf(pubkey)}))
+      .filter((r): r is {validatorIndex: number; feeRecipient: string} => r.feeRecipient !== undefined)
+      .map((r) => ({validatorIndex: r.validatorIndex, feeRecipient: fromHex(r.feeRecipient)}));
+    if (registrations.length > 0) await this.ctx.api.prepareBeaconProposer(registrations);
+    this.announced = version;
   }
 
   /** Asks the beacon node for the indices of keys not resolved yet; failures are logged. */
   private async resolveKeys(epoch: number): Promise<void> {
     const {api, validators, log} = this.ctx;
+    this.keysVersion = validators.version;
     if (validators.allResolved) return;
     try {
       if ((await validators.resolve(api)) > 0) this.attester.invalidate();

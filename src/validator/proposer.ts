@@ -18,10 +18,11 @@ interface EpochProposers {
  */
 export class ProposerService {
   private readonly ctx: ValidatorContext;
-  private readonly graffiti: () => Uint8Array | undefined;
+  private readonly graffiti: (pubkey: Uint8Array) => Uint8Array | undefined;
   private current: EpochProposers | null = null;
 
-  constructor(ctx: ValidatorContext, graffiti?: () => Uint8Array | undefined) {
+  /** `graffiti`: asked for each proposal, by the proposer's key */
+  constructor(ctx: ValidatorContext, graffiti?: (pubkey: Uint8Array) => Uint8Array | undefined) {
     this.ctx = ctx;
     this.graffiti = graffiti ?? (() => undefined);
   }
@@ -60,7 +61,7 @@ export class ProposerService {
     const {api, config, signer, log} = this.ctx;
     const {slot, validatorIndex, pubkey} = duty;
     const randaoReveal = await signer.signRandaoReveal(pubkey, computeEpochAtSlot(slot));
-    const {block, fork, blobs} = await api.produceBlock(slot, randaoReveal, this.graffiti());
+    const {block, fork, blobs} = await api.produceBlock(slot, randaoReveal, this.graffiti(pubkey));
     if (block.slot !== slot || block.proposerIndex !== validatorIndex) {
       throw new Error(`beacon node returned a block for slot ${block.slot} proposer ${block.proposerIndex}`);
     }

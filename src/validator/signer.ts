@@ -34,8 +34,7 @@ const INITIAL_MS_PER_SIGNATURE = 0.4;
 export class ValidatorSigner {
   readonly config: BeaconConfig;
   private readonly protection: SlashingProtection;
-  private readonly keys = new Map<string, SecretKey>();
-  private readonly pubkeyList: Uint8Array[] = [];
+  private readonly keys = new Map<string, {secretKey: SecretKey; pubkey: Uint8Array}>();
   private readonly turns: LoopTurns;
   /** a signature's time on the event loop: turns of signatures end within their budget */
   private readonly signatureCost = new StepCost(INITIAL_MS_PER_SIGNATURE);
@@ -44,11 +43,23 @@ export class ValidatorSigner {
     this.config = config;
     this.protection = protection;
     this.turns = turns;
-    for (const sk of secretKeys) {
-      const pubkey = sk.toPublicKey().toBytes();
-      this.keys.set(toHex(pubkey), sk);
-      this.pubkeyList.push(pubkey);
-    }
+    for (const sk of secretKeys) this.addKey(sk);
+  }
+
+  /** Signs with this key from now on; resolves to its public key. */
+  addKey(secretKey: SecretKey): Uint8Array {
+    const pubkey = secretKey.toPublicKey().toBytes();
+    this.keys.set(toHex(pubkey), {secretKey, pubkey});
+    return pubkey;
+  }
+
+  /** Signs nothing more with this key (a signature waiting for its turn is not made either); false if it was not here. */
+  removeKey(pubkeyHex: string): boolean {
+    return this.keys.delete(pubkeyHex);
+  }
+
+  has(pubkey: Uint8Array): boolean {
+    return this.keys.has(toHex(pubkey));
   }
 
   /** A signer over the interop (mock-genesis) keys with these indices. */
@@ -56,9 +67,9 @@ export class ValidatorSigner {
     return new ValidatorSigner(config, indices.map((i) => interopSecretKey(i)), protection, turns);
   }
 
-  /** The compressed public keys, in the order the secret keys were given. */
+  /** The compressed public keys, in the order the secret keys were added. */
   get pubkeys(): Uint8Array[] {
-    return this.pubkeyList;
+    return [...this.keys.values()].map((k) => k.pubkey);
   }
 
   /** The signature domain of `domainType` for a message of `epoch`. */
@@ -74,6 +85,7 @@ export class ValidatorSigner {
   async signBlock(pubkey: Uint8Array, block: BeaconBlock): Promise<SignedBeaconBlock> {
     const type = this.config.getForkTypes(block.slot).BeaconBlock as Type<BeaconBlock>;
     const signingRoot = this.signingRoot(type, block, DOMAIN_BEACON_PROPOSER, computeEpochAtSlot(block.slot));
+    this.requireKey(pubkey);
     await this.protection.checkAndInsertBlockProposal(pubkey, block.slot, signingRoot);
     return {message: block, signature: await this.signRoot(pubkey, signingRoot)} as SignedBeaconBlock;
   }
@@ -81,6 +93,7 @@ export class ValidatorSigner {
   /** Signs attestation data after recording it in slashing protection; throws SlashingProtectionError when it is slashable. */
   async signAttestationData(pubkey: Uint8Array, data: phase0.AttestationData): Promise<BLSSignature> {
     const signingRoot = this.signingRoot(ssz.phase0.AttestationData, data, DOMAIN_BEACON_ATTESTER, data.target.epoch);
+    this.requireKey(pubkey);
     await this.protection.checkAndInsertAttestation(pubkey, {sourceEpoch: data.source.epoch, targetEpoch: data.target.epoch, signingRoot});
     return this.signRoot(pubkey, signingRoot);
   }
@@ -112,6 +125,12 @@ export class ValidatorSigner {
     return {message, signature: await this.sign(pubkey, ssz.altair.ContributionAndProof, message, DOMAIN_CONTRIBUTION_AND_PROOF, epoch)};
   }
 
+  /** A voluntary exit, in the domain of its epoch's fork (capella's from deneb on: EIP-7044). */
+  async signVoluntaryExit(pubkey: Uint8Array, exit: phase0.VoluntaryExit): Promise<phase0.SignedVoluntaryExit> {
+    const domain = this.config.getDomainForVoluntaryExit(computeStartSlotAtEpoch(exit.epoch));
+    return {message: exit, signature: await this.signRoot(pubkey, computeSigningRoot(ssz.phase0.VoluntaryExit, exit, domain))};
+  }
+
   private sign<T>(pubkey: Uint8Array, type: Type<T>, value: T, domainType: DomainType, epoch: Epoch): Promise<BLSSignature> {
     return this.signRoot(pubkey, this.signingRoot(type, value, domainType, epoch));
   }
@@ -120,11 +139,18 @@ export class ValidatorSigner {
     return computeSigningRoot(type, value, this.domain(domainType, epoch));
   }
 
+  /** Throws for a key this signer does not hold (any more): a removed key adds no slashing protection record either. */
+  private requireKey(pubkey: Uint8Array): SecretKey {
+    const key = this.keys.get(toHex(pubkey));
+    if (!key) throw new Error(`no secret key for pubkey ${toHex(pubkey)}`);
+    return key.secretKey;
+  }
+
   private async signRoot(pubkey: Uint8Array, signingRoot: Uint8Array): Promise<BLSSignature> {
-    const sk = this.keys.get(toHex(pubkey));
-    if (!sk) throw new Error(`no secret key for pubkey ${toHex(pubkey)}`);
+    this.requireKey(pubkey);
+    // looked up again at the turn: a key removed meanwhile signs nothing
     return this.turns.run(
-      () => this.signatureCost.time(() => sk.sign(signingRoot).toBytes()),
+      () => this.signatureCost.time(() => this.requireKey(pubkey).sign(signingRoot).toBytes()),
       () => this.signatureCost.ms
     );
   }

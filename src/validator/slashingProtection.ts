@@ -249,6 +249,24 @@ export class SlashingProtection {
     return [...byKey.values()].sort((a, b) => (a.pubkey < b.pubkey ? -1 : a.pubkey > b.pubkey ? 1 : 0));
   }
 
+  /** The records of these pubkeys (0x hex), those with any. */
+  async historyOf(pubkeys: string[]): Promise<ValidatorHistory[]> {
+    const out: ValidatorHistory[] = [];
+    for (const pubkey of pubkeys) {
+      const attestations: SignedAttestationRecord[] = [];
+      for await (const value of this.db.values({gte: attestationPrefix(pubkey), lt: attestationPrefix(pubkey) + "~"})) attestations.push(toRecord(value as StoredAttestation));
+      const block = (await this.db.get(blockKey(pubkey))) as StoredBlock | undefined;
+      const blocks = block ? [{slot: block.slot, signingRoot: block.signingRoot}] : [];
+      if (attestations.length > 0 || blocks.length > 0) out.push({pubkey, blocks, attestations});
+    }
+    return out;
+  }
+
+  /** Resolves once every check of this pubkey (0x hex) asked for so far has settled. */
+  async idle(pubkey: string): Promise<void> {
+    await this.queues.get(pubkey);
+  }
+
   /**
    * Merges an interchange's histories into the records, all in one atomic write: blocks up to
    * their highest slot, attestations folded into the watermark at their highest target

@@ -99,7 +99,8 @@ export class SyncCommitteeService {
 
   private dutiesAt(slot: Slot): SyncDuty[] {
     if (this.ctx.config.getForkSeq(slot) < ForkSeq.altair) return [];
-    return this.byPeriod.get(dutyPeriodOfSlot(slot)) ?? [];
+    // still ours: a key removed since the duties were fetched has none
+    return (this.byPeriod.get(dutyPeriodOfSlot(slot)) ?? []).filter((d) => this.ctx.validators.owns(d.pubkey, d.validatorIndex));
   }
 
   /** Fetches a period's duties by asking for `epoch` in it; skipped before altair, failures logged. */

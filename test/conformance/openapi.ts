@@ -55,22 +55,24 @@ function exactly(count: number): JsonObject {
 }
 
 const yamlCache = new Map<string, Json>();
-export function readYaml(file: string): Json {
-  let doc = yamlCache.get(file);
+/** A spec file (relative to `dir`: SPEC_DIR, or another vendored spec's directory), parsed once. */
+export function readYaml(file: string, dir = SPEC_DIR): Json {
+  const path = join(dir, file);
+  let doc = yamlCache.get(path);
   if (doc === undefined) {
-    doc = parse(readFileSync(join(SPEC_DIR, file), "utf8")) as Json;
-    for (const adjustment of ADJUSTMENTS.filter((a) => a.file === file)) {
+    doc = parse(readFileSync(path, "utf8")) as Json;
+    for (const adjustment of dir === SPEC_DIR ? ADJUSTMENTS.filter((a) => a.file === file) : []) {
       Object.assign(atPointer(doc, adjustment.pointer, `${file}#${adjustment.pointer}`) as JsonObject, adjustment.set);
     }
-    yamlCache.set(file, doc);
+    yamlCache.set(path, doc);
   }
   return doc;
 }
 
-/** A `$ref` as the spec file it names (relative to SPEC_DIR) and the JSON pointer in it. */
-export function refTarget(ref: string, fromFile: string): {file: string; pointer: string} {
+/** A `$ref` as the spec file it names (relative to `dir`) and the JSON pointer in it. */
+export function refTarget(ref: string, fromFile: string, dir = SPEC_DIR): {file: string; pointer: string} {
   const [filePart, pointer = ""] = ref.split("#");
-  const file = filePart === "" ? fromFile : relative(SPEC_DIR, resolve(SPEC_DIR, dirname(fromFile), filePart));
+  const file = filePart === "" ? fromFile : relative(dir, resolve(dir, dirname(fromFile), filePart));
   return {file, pointer};
 }
 
@@ -88,20 +90,28 @@ export function atPointer(doc: Json, pointer: string, where: string): Json {
 export const isObject = (node: Json | undefined): node is JsonObject => node !== null && typeof node === "object" && !Array.isArray(node);
 
 /** Follows `$ref`s of a non-schema object (path item, response) to the object itself and its file. */
-export function deref(node: Json, file: string): {node: Json; file: string} {
+export function deref(node: Json, file: string, dir = SPEC_DIR): {node: Json; file: string} {
   for (let hops = 0; isObject(node) && typeof node.$ref === "string"; hops++) {
     if (hops > 20) throw new Error(`OpenAPI: $ref loop at ${file}`);
-    const target = refTarget(node.$ref, file);
-    node = atPointer(readYaml(target.file), target.pointer, `${target.file}#${target.pointer}`);
+    const target = refTarget(node.$ref, file, dir);
+    node = atPointer(readYaml(target.file, dir), target.pointer, `${target.file}#${target.pointer}`);
     file = target.file;
   }
   return {node, file};
 }
 
 /** Gathers every schema a `$ref` reaches into one `$defs` map. */
-class SchemaBundler {
+export class SchemaBundler {
   readonly defs: JsonObject = {};
   private readonly names = new Map<string, string>();
+  private readonly dir: string;
+  private readonly defsId: string;
+
+  /** `defsId`: the `$id` the shared definitions get in ajv */
+  constructor(dir = SPEC_DIR, defsId = DEFS_ID) {
+    this.dir = dir;
+    this.defsId = defsId;
+  }
 
   /** A copy of `schema` (found in `file`) whose `$ref`s point into the shared definitions. */
   bundle(schema: Json, file: string): Json {
@@ -115,7 +125,7 @@ class SchemaBundler {
   }
 
   private refTo(ref: string, fromFile: string): string {
-    const {file, pointer} = refTarget(ref, fromFile);
+    const {file, pointer} = refTarget(ref, fromFile, this.dir);
     const key = `${file}#${pointer}`;
     let name = this.names.get(key);
     if (name === undefined) {
@@ -123,9 +133,9 @@ class SchemaBundler {
       while (name in this.defs) name += "_";
       this.names.set(key, name);
       this.defs[name] = {}; // claimed before bundling, so self-references terminate
-      this.defs[name] = this.bundle(atPointer(readYaml(file), pointer, key), file);
+      this.defs[name] = this.bundle(atPointer(readYaml(file, this.dir), pointer, key), file);
     }
-    return `${DEFS_ID}#/$defs/${name}`;
+    return `${this.defsId}#/$defs/${name}`;
   }
 }
 

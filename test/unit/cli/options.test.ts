@@ -224,6 +224,20 @@ describe("validator options", () => {
     expect(opts).toMatchObject({dataDir: "./data/validator", graffiti: undefined, logFormat: "text"});
     expect(parseValidatorOptions(["--beacon-node", "http://h"])).toMatchObject({interopIndices: Array.from({length: 64}, (_, i) => i)});
   });
+
+  it("takes keystores with one password source, no interop keys unless named, and the keymanager's defaults", () => {
+    const dir = mkdtempSync(join(tmpdir(), "keyopts-"));
+    const PASSWORD_FILE = join(dir, "password.txt");
+    writeFileSync(PASSWORD_FILE, "x");
+    const opts = parseValidatorOptions(["--beacon-node", "http://h", "--keystores", dir, "--secrets", dir, "--keymanager"]);
+    expect(opts).toMatchObject({keystoresDir: dir, secretsDir: dir, interopIndices: [], keymanager: true, keymanagerPort: 5062, keymanagerAddress: "127.0.0.1", doppelgangerProtection: false});
+    expect(parseValidatorOptions(["--beacon-node", "http://h", "--keystores", dir, "--secrets", dir, "--interop-indices", "3"])).toMatchObject({interopIndices: [3]});
+    expect(() => parseValidatorOptions(["--beacon-node", "http://h", "--keystores", dir])).toThrow("--keystores: give its passwords with one of --secrets DIR or --keystore-password-file FILE");
+    expect(() => parseValidatorOptions(["--beacon-node", "http://h", "--secrets", dir])).toThrow("--secrets: only with --keystores");
+    expect(() => parseValidatorOptions(["--beacon-node", "http://h", "--keystores", join(dir, "no-such-dir-here"), "--secrets", dir])).toThrow("is not a directory");
+    expect(parseNodeOptions(["--keystores", dir, "--keystore-password-file", PASSWORD_FILE, "--doppelganger-protection"])).toMatchObject({keystoresDir: dir, keystorePasswordFile: PASSWORD_FILE, doppelgangerProtection: true});
+    rmSync(dir, {recursive: true, force: true});
+  });
 });
 
 describe("ranges and graffiti", () => {
