@@ -5,6 +5,7 @@ import {mkdirSync} from "node:fs";
 import {Clock} from "./clock/clock.ts";
 import {devChainConfig} from "./config/chainConfig.ts";
 import {checkNetworkAnchor, customNetwork, publicNetwork} from "./config/networks.ts";
+import {bootnodesOf} from "./config/bootnodes.ts";
 import {BeaconDb} from "./db/beaconDb.ts";
 import {MockExecutionEngine} from "./execution/mockEngine.ts";
 import {HttpExecutionEngine} from "./execution/httpEngine.ts";
@@ -97,7 +98,8 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const networkDir = join(opts.dataDir, "network");
   const privateKey = await loadOrCreateNodeKey(networkDir);
   const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
-  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, opts);
+  // the network's built-in bootnodes, and those of --bootnodes
+  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, {...opts, bootnodes: bootnodesOf(opts.network, opts.bootnodes)});
   const stopObservingChain = metrics ? observeChain(metrics.registry, chain, () => network.api.peers().filter((p) => p.state === "connected").length) : null;
 
   const ctx: ApiContext = {

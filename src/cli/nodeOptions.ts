@@ -137,7 +137,7 @@ validators it drives itself.`,
       name: "bootnodes",
       value: "LIST",
       group: NETWORK,
-      help: "discovery bootnodes: `enr:` records, comma-separated (the option may be repeated)",
+      help: "discovery bootnodes: `enr:` records, comma-separated (the option may be repeated); added to the network's built-in ones (mainnet, sepolia, hoodi: `src/config/bootnodes/`)",
       parse: enrList,
     }),
     directPeers: repeatable({

@@ -145,7 +145,7 @@ export class Discovery {
     await this.discv5.start();
     this.started = true;
     this.addBootEnrs();
-    log.info({bind: this.discoveryAddresses(), enr: identity.enr()}, "discv5 started");
+    log.info({bind: this.discoveryAddresses(), bootnodes: this.opts.bootEnrs.length, enr: identity.enr()}, "discv5 started");
   }
 
   async stop(): Promise<void> {
