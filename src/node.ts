@@ -77,7 +77,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   // signatures are checked on worker threads (--bls-threads), or on the event loop a batch per turn
   const bls = new BlsWorkerPool(opts.blsThreads, loopTurns);
   const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
-  const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined;
+  const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig, {wssCheckpoint: opts.wssCheckpoint}) : undefined;
   if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
   const chain = await initChain(
     chainConfig,

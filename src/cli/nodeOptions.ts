@@ -21,7 +21,9 @@ import {
   readableFile,
   serverAddress,
   tcpMultiaddr,
+  wssCheckpoint,
 } from "./values.ts";
+import type {WssCheckpoint} from "../sync/weakSubjectivity.ts";
 
 /** `beacon-gateway node`: its options, each described once (src/cli/optionTable.ts). */
 
@@ -54,6 +56,8 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields, RestFields
   genesisStateFile: string | undefined;
   /** a beacon node's REST API to take the starting (finalized) state from */
   checkpointSyncUrl: string | undefined;
+  /** `--wss-checkpoint`: the finalized checkpoint the operator trusts, that the checkpoint state must be */
+  wssCheckpoint: WssCheckpoint | undefined;
   secondsPerSlot: number;
   genesisFork: DevFork;
   forkEpochs: Partial<Record<DevFork, number>>;
@@ -291,6 +295,17 @@ validators it drives itself.`,
         if (text === undefined) return undefined;
         if (ctx.given("genesisStateFile")) throw new InvalidValue("not with --genesis-state: the chain starts from one or the other");
         return httpUrl(text);
+      },
+    }),
+    wssCheckpoint: option({
+      name: "wss-checkpoint",
+      value: "ROOT:EPOCH",
+      group: CHAIN,
+      help: "a finalized checkpoint you trust (block root and epoch, e.g. from another node or an explorer): `--checkpoint-sync-url` then fetches the state at that epoch's first slot and the node refuses to start unless its block root and epoch are these",
+      parse: (text, ctx) => {
+        if (text === undefined) return undefined;
+        if (!ctx.given("checkpointSyncUrl")) throw new InvalidValue("only with --checkpoint-sync-url: it checks the state that URL serves");
+        return wssCheckpoint(text);
       },
     }),
     secondsPerSlot: option({name: "seconds-per-slot", value: "N", default: "4", group: CHAIN, help: "slot duration", parse: (text) => integer(text, 1, 3600)}),
