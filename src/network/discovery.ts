@@ -24,6 +24,14 @@ import type {NodeIdentity} from "./identity.ts";
 
 const log = getLogger("network");
 
+/**
+ * After a search that no node answered (bootnodes down or unreachable, no network), the next
+ * waits this long, doubled after each further silent search, up to the maximum.
+ */
+export const SILENT_RETRY_FIRST_MS = 10_000;
+export const SILENT_RETRY_MAX_MS = 5 * 60_000;
+const LOOKUP_TIMEOUT_MS = 10_000;
+
 export interface DiscoveredPeer {
   /** libp2p peer id */
   peerId: string;
@@ -57,6 +65,8 @@ export interface DiscoveryOptions {
   discv5Config?: IDiscv5CreateOptions["config"];
   /** the address peers see this node at, learnt when the ENR had none (see the class) */
   onExternalAddress?(address: {ip: string; udp: number}): void;
+  /** milliseconds now, for the retry backoff (the wall clock by default) */
+  now?: () => number;
 }
 
 /** The peer `enr` stands for when it can be dialled over TCP, is on our fork digest and has one of the wanted subnets; null otherwise. */
@@ -103,6 +113,11 @@ export class Discovery {
   private readonly maxLookups: number;
   private started = false;
   private search: Promise<number> | null = null;
+  private readonly now: () => number;
+  /** searches in a row that no node answered */
+  private silentSearches = 0;
+  /** no search before this time (ms): the backoff after silent searches */
+  private retryAt = 0;
 
   constructor(opts: DiscoveryOptions) {
     const {udpPort, bindAddress} = opts;
@@ -115,6 +130,7 @@ export class Discovery {
     }
     this.opts = opts;
     this.maxLookups = opts.maxLookups ?? 4;
+    this.now = opts.now ?? Date.now;
     // discv5 takes multiaddrs of its own @multiformats/multiaddr (v12), made here by its own helper
     const bind = multiaddrFromSocketAddress({ip: {type: family, octets: multiaddr(`/ip${family}/${bindAddress}`).bytes.subarray(1)}, port: udpPort});
     const {ip, ip6} = opts.identity.addresses();
@@ -124,7 +140,9 @@ export class Discovery {
       // the same key type; discv5's @libp2p/interface is an older copy whose types differ in name only
       privateKey: privateKeyFromRaw(opts.identity.privateKey) as unknown as IDiscv5CreateOptions["privateKey"],
       bindAddrs: family === 4 ? {ip4: bind} : {ip6: bind},
-      config: {...opts.discv5Config, enrUpdate: learnAddress},
+      // discv5 11 leaves a finished lookup's timer running for lookupTimeout (60 s by default),
+      // which held a stopped node's process open that long: lookups finish within seconds
+      config: {lookupTimeout: LOOKUP_TIMEOUT_MS, ...opts.discv5Config, enrUpdate: learnAddress},
     });
     if (learnAddress) {
       // discv5's typed events do not resolve here (its strict-event-emitter-types default import): its EventEmitter
@@ -168,11 +186,13 @@ export class Discovery {
   /**
    * Reports up to `count` peers to `onPeer`: first from the routing table, then from random
    * lookups (at most `maxLookups`). With `wanted`, only peers advertising one of those subnets.
-   * One search runs at a time: a call while one runs gets that one's result. Resolves to the
+   * One search runs at a time: a call while one runs gets that one's result. After searches
+   * that no node answered, calls resolve to 0 until the backoff has passed. Resolves to the
    * number reported.
    */
   findPeers(count: number, wanted?: SubnetWanted): Promise<number> {
     if (!this.started) return Promise.resolve(0);
+    if (this.search === null && this.now() < this.retryAt) return Promise.resolve(0);
     this.search ??= this.runSearch(count, wanted).finally(() => (this.search = null));
     return this.search;
   }
@@ -196,9 +216,34 @@ export class Discovery {
       const found = await this.discv5.findRandomNode();
       if (!this.started) break;
       found.forEach(consider);
+      // no node answers: another lookup would only wait for the same timeouts
+      if (found.length === 0 && this.discv5.connectedPeerCount === 0) break;
     }
     log.debug({reported: reported.size, wanted: count, table: this.discv5.kadValues().length}, "discv5 search done");
+    if (this.started) this.noteAnswers(reported.size > 0 || this.discv5.connectedPeerCount > 0);
     return reported.size;
+  }
+
+  /** Backs off while no node answers, saying so once (and once when nodes answer again). */
+  private noteAnswers(answered: boolean): void {
+    if (answered) {
+      if (this.silentSearches > 0) log.info({table: this.discv5.kadValues().length}, "discovery: nodes answer again");
+      this.silentSearches = 0;
+      this.retryAt = 0;
+      return;
+    }
+    this.silentSearches++;
+    const waitMs = Math.min(SILENT_RETRY_FIRST_MS * 2 ** (this.silentSearches - 1), SILENT_RETRY_MAX_MS);
+    this.retryAt = this.now() + waitMs;
+    if (this.silentSearches === 1) {
+      const n = this.opts.bootEnrs.length;
+      const interval = `at growing intervals, up to every ${SILENT_RETRY_MAX_MS / 60_000} min`;
+      // without bootnodes (a dev chain's first node) waiting to be contacted is what is expected
+      if (n === 0) log.info({retryAfterMs: waitMs}, `discovery: no bootnodes (--bootnodes) and no node has contacted this one; looking again ${interval}`);
+      else log.warn({bootnodes: n, retryAfterMs: waitMs}, `discovery: none of the ${n} bootnodes answered (down, or unreachable from here); asking again ${interval}`);
+    } else {
+      log.debug({silentSearches: this.silentSearches, retryAfterMs: waitMs}, "discovery: still no node answers");
+    }
   }
 
   private addBootEnrs(): void {

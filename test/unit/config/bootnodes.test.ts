@@ -4,7 +4,7 @@ import {createBeaconConfig, createChainForkConfig, type ChainConfig} from "@lode
 import {networksChainConfig} from "@lodestar/config/networks";
 import {ACTIVE_PRESET} from "@lodestar/params";
 import {ssz} from "@lodestar/types";
-import {createHash} from "node:crypto";
+import {type ForkSchedule, digestBoundaries, forkDataRoot, forkDigestAt, forkVersionAt} from "../../forkDigest.ts";
 import {NETWORKS_WITH_BOOTNODES, bootnodesOf, builtInBootnodes} from "../../../src/config/bootnodes.ts";
 
 /**
@@ -31,50 +31,35 @@ const GENESIS_VALIDATORS_ROOT: Record<Net, string> = {
  */
 const WITHOUT_ETH2: Record<Net, number> = {mainnet: 4, sepolia: 3, hoodi: 1};
 
-const sha256 = (...parts: Uint8Array[]) => new Uint8Array(createHash("sha256").update(Buffer.concat(parts)).digest());
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
-const uint64 = (n: number) => {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(BigInt(n));
-  return b;
-};
 
-/** phase0 compute_fork_data_root: hash_tree_root(ForkData(version, root)), two 32-byte chunks. */
-function forkDataRoot(version: Uint8Array, genesisValidatorsRoot: Uint8Array): Uint8Array {
-  const chunk = new Uint8Array(32);
-  chunk.set(version);
-  return sha256(chunk, genesisValidatorsRoot);
+function scheduleOf(net: Net): ForkSchedule {
+  const c = networksChainConfig[net] as ChainConfig;
+  expect(Number.isFinite(c.FULU_FORK_EPOCH)).toBe(true);
+  return {
+    forks: [
+      [c.GENESIS_FORK_VERSION, 0],
+      [c.ALTAIR_FORK_VERSION, c.ALTAIR_FORK_EPOCH],
+      [c.BELLATRIX_FORK_VERSION, c.BELLATRIX_FORK_EPOCH],
+      [c.CAPELLA_FORK_VERSION, c.CAPELLA_FORK_EPOCH],
+      [c.DENEB_FORK_VERSION, c.DENEB_FORK_EPOCH],
+      [c.ELECTRA_FORK_VERSION, c.ELECTRA_FORK_EPOCH],
+      [c.FULU_FORK_VERSION, c.FULU_FORK_EPOCH],
+    ],
+    FULU_FORK_EPOCH: c.FULU_FORK_EPOCH,
+    ELECTRA_FORK_EPOCH: c.ELECTRA_FORK_EPOCH,
+    MAX_BLOBS_PER_BLOCK_ELECTRA: c.MAX_BLOBS_PER_BLOCK_ELECTRA,
+    BLOB_SCHEDULE: c.BLOB_SCHEDULE,
+  };
 }
 
 /** The fork digests a node of `net` can advertise over its history, each with the fork version it stands for. */
 function digestFamily(net: Net): Map<string, string> {
+  const schedule = scheduleOf(net);
   const c = networksChainConfig[net] as ChainConfig;
   const root = Buffer.from(GENESIS_VALIDATORS_ROOT[net].slice(2), "hex");
-  const forks: Array<[Uint8Array, number]> = [
-    [c.GENESIS_FORK_VERSION, 0],
-    [c.ALTAIR_FORK_VERSION, c.ALTAIR_FORK_EPOCH],
-    [c.BELLATRIX_FORK_VERSION, c.BELLATRIX_FORK_EPOCH],
-    [c.CAPELLA_FORK_VERSION, c.CAPELLA_FORK_EPOCH],
-    [c.DENEB_FORK_VERSION, c.DENEB_FORK_EPOCH],
-    [c.ELECTRA_FORK_VERSION, c.ELECTRA_FORK_EPOCH],
-    [c.FULU_FORK_VERSION, c.FULU_FORK_EPOCH],
-  ];
-  expect(Number.isFinite(c.FULU_FORK_EPOCH)).toBe(true);
-  const versionAt = (epoch: number) => forks.filter(([, e]) => e <= epoch).at(-1)![0];
-  // fulu get_blob_parameters: the latest schedule entry at or before the epoch, else electra's
-  const blobParameters = (epoch: number): [number, number] => {
-    const entry = [...c.BLOB_SCHEDULE].sort((a, b) => b.EPOCH - a.EPOCH).find((e) => epoch >= e.EPOCH);
-    return entry ? [entry.EPOCH, entry.MAX_BLOBS_PER_BLOCK] : [c.ELECTRA_FORK_EPOCH, c.MAX_BLOBS_PER_BLOCK_ELECTRA];
-  };
-  const digestAt = (epoch: number): Uint8Array => {
-    const base = forkDataRoot(versionAt(epoch), root);
-    if (epoch < c.FULU_FORK_EPOCH) return base.subarray(0, 4);
-    const [blobEpoch, maxBlobs] = blobParameters(epoch);
-    const mask = sha256(uint64(blobEpoch), uint64(maxBlobs));
-    return base.subarray(0, 4).map((b, i) => b ^ mask[i]);
-  };
   const family = new Map<string, string>();
-  for (const epoch of [...forks.map(([, e]) => e), ...c.BLOB_SCHEDULE.map((e) => e.EPOCH)]) family.set(hex(digestAt(epoch)), hex(versionAt(epoch)));
+  for (const epoch of digestBoundaries(schedule)) family.set(hex(forkDigestAt(schedule, root, epoch)), hex(forkVersionAt(schedule, epoch)));
   // a network whose later forks all start at genesis (hoodi) never ran its genesis fork version, but
   // some of its bootnodes advertise that version's digest
   family.set(hex(forkDataRoot(c.GENESIS_FORK_VERSION, root).subarray(0, 4)), hex(c.GENESIS_FORK_VERSION));
