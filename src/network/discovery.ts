@@ -19,7 +19,8 @@ import type {NodeIdentity} from "./identity.ts";
  * UDP port, as Lodestar does; `onExternalAddress` then gives the rest of the record that IP.
  *
  * Found records are reported to `onPeer` when they can be dialled (an `ip`/`tcp` or `ip6`/`tcp6`
- * pair) and their `eth2` entry carries our current fork digest; others are ignored.
+ * pair, or the same with `quic`) and their `eth2` entry carries our current fork digest; others
+ * are ignored.
  */
 
 const log = getLogger("network");
@@ -35,8 +36,10 @@ const LOOKUP_TIMEOUT_MS = 10_000;
 export interface DiscoveredPeer {
   /** libp2p peer id */
   peerId: string;
-  /** `/ip4/<ip>/tcp/<port>/p2p/<peerId>` (or `/ip6/...`) */
-  multiaddrTCP: string;
+  /** `/ip4/<ip>/tcp/<port>/p2p/<peerId>` (or `/ip6/...`); null when the record has no TCP port */
+  multiaddrTCP: string | null;
+  /** `/ip4/<ip>/udp/<port>/quic-v1/p2p/<peerId>` (or `/ip6/...`) when the record has a `quic` port */
+  multiaddrQUIC: string | null;
   /** the record, `enr:...` */
   enr: string;
 }
@@ -69,32 +72,68 @@ export interface DiscoveryOptions {
   now?: () => number;
 }
 
-/** The peer `enr` stands for when it can be dialled over TCP, is on our fork digest and has one of the wanted subnets; null otherwise. */
+/**
+ * The peer `enr` stands for when it can be dialled (over TCP or QUIC), is on our fork digest and
+ * has one of the wanted subnets; null otherwise.
+ */
 export function eth2PeerOf(enr: ENR, forkDigest: Uint8Array, wanted?: SubnetWanted): DiscoveredPeer | null {
   const eth2 = enr.kvs.get("eth2");
   if (eth2 === undefined || eth2.length !== ssz.phase0.ENRForkID.fixedSize) return null;
   if (!eth2.subarray(0, 4).every((b, i) => b === forkDigest[i])) return null;
   if (wanted && !advertisesAny(enr, wanted)) return null;
-  const address = tcpAddress(enr);
-  if (address === null) return null;
+  const tcp = transportAddress(enr, "tcp");
+  const quic = transportAddress(enr, "quic");
+  if (tcp === null && quic === null) return null;
   const peerId = enr.peerId.toString();
-  return {peerId, multiaddrTCP: `${address}/p2p/${peerId}`, enr: enr.encodeTxt()};
+  return {
+    peerId,
+    multiaddrTCP: tcp === null ? null : `${tcp}/p2p/${peerId}`,
+    multiaddrQUIC: quic === null ? null : `${quic}/quic-v1/p2p/${peerId}`,
+    enr: enr.encodeTxt(),
+  };
 }
 
-/** `/ip4/<ip>/tcp/<port>`, else `/ip6/<ip6>/tcp/<tcp6 or tcp>` (EIP-778: tcp serves both unless tcp6 is given); null when the entries are missing or malformed. */
-function tcpAddress(enr: ENR): string | null {
-  const port = (key: string): number | null => {
-    const bytes = enr.kvs.get(key);
+/**
+ * Where to dial a discovered peer, in order: over QUIC first when both ends have it (the p2p
+ * spec's preferred transport where available: no TCP handshake plus noise and muxer
+ * negotiation), else, or when that fails, over TCP.
+ */
+export function dialAddresses(peer: DiscoveredPeer, weHaveQuic: boolean): string[] {
+  return [weHaveQuic ? peer.multiaddrQUIC : null, peer.multiaddrTCP].filter((a): a is string => a !== null);
+}
+
+/** Dials a discovered peer at its addresses in `dialAddresses`' order until one connects; resolves to that address, or null. */
+export async function dialDiscovered(peer: DiscoveredPeer, weHaveQuic: boolean, dial: (address: string) => Promise<unknown>): Promise<string | null> {
+  for (const address of dialAddresses(peer, weHaveQuic)) {
+    try {
+      await dial(address);
+      return address;
+    } catch (e) {
+      log.debug({address, err: (e as Error).message}, "discovered peer not reachable there");
+    }
+  }
+  return null;
+}
+
+/**
+ * `/ip4/<ip>/tcp|udp/<port>`, else `/ip6/<ip6>/tcp|udp/<port6 or port>` (EIP-778: `tcp` serves
+ * both unless `tcp6` is given; the same for `quic`/`quic6`, whose port is UDP); null when the
+ * entries are missing or malformed.
+ */
+function transportAddress(enr: ENR, key: "tcp" | "quic"): string | null {
+  const port = (name: string): number | null => {
+    const bytes = enr.kvs.get(name);
     if (bytes === undefined || bytes.length === 0 || bytes.length > 2) return null;
     const value = bytes.reduce((acc, b) => acc * 256 + b, 0);
     return value === 0 ? null : value;
   };
+  const protocol = key === "tcp" ? "tcp" : "udp";
   const ip4 = enr.kvs.get("ip");
-  const tcp = port("tcp");
-  if (ip4?.length === 4 && tcp !== null) return `/ip4/${ip4.join(".")}/tcp/${tcp}`;
+  const port4 = port(key);
+  if (ip4?.length === 4 && port4 !== null) return `/ip4/${ip4.join(".")}/${protocol}/${port4}`;
   const ip6 = enr.kvs.get("ip6");
-  const tcp6 = port("tcp6") ?? tcp;
-  if (ip6?.length === 16 && tcp6 !== null) return `/ip6/${enr.ip6}/tcp/${tcp6}`;
+  const port6 = port(`${key}6`) ?? port4;
+  if (ip6?.length === 16 && port6 !== null) return `/ip6/${enr.ip6}/${protocol}/${port6}`;
   return null;
 }
 
