@@ -61,8 +61,6 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const chainNetwork = opts.network === "dev" ? null : opts.network === "custom" ? customNetwork(opts.networkConfig!) : publicNetwork(opts.network);
   const chainConfig = chainNetwork?.config ?? devChainConfig({secondsPerSlot: opts.secondsPerSlot, genesisFork: opts.genesisFork, forkEpochs: opts.forkEpochs});
   const db = await BeaconDb.open(join(opts.dataDir, "beacon"), chainConfig);
-  // the KZG trusted setup takes a second or two to load: at start, not at the first blob
-  if (Number.isFinite(chainConfig.DENEB_FORK_EPOCH)) loadKzg();
   const settings = await NodeSettings.load(db, opts.graffiti !== undefined ? graffitiFromText(opts.graffiti) : undefined);
   settings.setDefaultFeeRecipient(fromHex(opts.suggestedFeeRecipient));
   const httpEngine = opts.executionEndpoint
@@ -77,7 +75,11 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   // signatures are checked on worker threads (--bls-threads), or on the event loop a batch per turn
   const bls = new BlsWorkerPool(opts.blsThreads, loopTurns);
   const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
-  const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig, {wssCheckpoint: opts.wssCheckpoint}) : undefined;
+  const hasChain = (await db.chainMeta.genesisTime.get()) !== null;
+  const checkpoint = opts.checkpointSyncUrl !== undefined && !hasChain ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig, {wssCheckpoint: opts.wssCheckpoint}) : undefined;
+  if (opts.wssCheckpoint && hasChain) log.info({dataDir: opts.dataDir}, "--wss-checkpoint not checked: the data dir has a chain already, which the node resumes");
+  // the KZG trusted setup takes a second or two to load: at start, not at the first blob (after the checkpoint: a refused one exits sooner)
+  if (Number.isFinite(chainConfig.DENEB_FORK_EPOCH)) loadKzg();
   if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
   const chain = await initChain(
     chainConfig,
