@@ -51,6 +51,11 @@ export async function main(args: string[]): Promise<number> {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
       return 2;
     }
+    // a refusal the operator acts on (src/sync/weakSubjectivity.ts): the message is the whole story
+    if ((e as Error).name === "StartRefused") {
+      process.stderr.write(`beacon-gateway: ${(e as Error).message}\n`);
+      return 1;
+    }
     process.stderr.write(`beacon-gateway: ${(e as Error).stack ?? String(e)}\n`);
     return 1;
   }

@@ -9,6 +9,11 @@ import {toRootHex} from "@lodestar/utils";
  * finalized it cannot since have exited and built another chain without being slashed.
  */
 
+/** The node will not start from this checkpoint state: the message says why and what to do (no stack trace is printed). */
+export class StartRefused extends Error {
+  override name = "StartRefused";
+}
+
 /** `--wss-checkpoint ROOT:EPOCH`: the finalized checkpoint the operator trusts (block root, 0x hex, and epoch). */
 export interface WssCheckpoint {
   root: string;
@@ -25,7 +30,7 @@ export interface AnchorCheckpoint {
 export function checkWssCheckpoint(anchor: AnchorCheckpoint, wss: WssCheckpoint, url: string): void {
   const served = toRootHex(anchor.blockRoot);
   if (anchor.epoch === wss.epoch && served === wss.root.toLowerCase()) return;
-  throw new Error(
+  throw new StartRefused(
     `checkpoint sync: ${url} served the checkpoint of epoch ${anchor.epoch}, block root ${served}, ` +
       `but --wss-checkpoint trusts epoch ${wss.epoch}, block root ${wss.root}: refusing to start from it ` +
       "(check the checkpoint with another node or an explorer, and the URL)"
@@ -42,7 +47,7 @@ export function ensureWithinWeakSubjectivityPeriod(config: ChainForkConfig, stat
   const period = computeWeakSubjectivityPeriod(config, state);
   const currentEpoch = Math.max(0, Math.floor((nowSeconds - state.genesisTime) / config.SECONDS_PER_SLOT / SLOTS_PER_EPOCH));
   if (currentEpoch > stateEpoch + period) {
-    throw new Error(
+    throw new StartRefused(
       `checkpoint sync: the state of epoch ${stateEpoch} is older than the weak subjectivity period (${period} epochs) at the current epoch ${currentEpoch}: ` +
         "the validators that finalized it may have exited since, so it proves nothing about today's chain; start from a recent finalized checkpoint"
     );

@@ -82,6 +82,8 @@ describe("checkpoint sync with a trusted checkpoint (--wss-checkpoint)", () => {
       const stderr = node.stderr.join("");
       expect(stderr).toContain(trusted);
       expect(stderr).toContain(genesisRoot);
+      // one plain line for the operator, no stack trace
+      expect(stderr.trim().split("\n")).toHaveLength(1);
       expect(requests).toContain("/eth/v2/debug/beacon/states/8");
       // the logs show it never got as far as a chain
       expect(node.logs.some((l) => l.msg === "chain ready")).toBe(false);
