@@ -226,12 +226,13 @@ export class Discovery {
    * Reports up to `count` peers to `onPeer`: first from the routing table, then from random
    * lookups (at most `maxLookups`). With `wanted`, only peers advertising one of those subnets.
    * One search runs at a time: a call while one runs gets that one's result. After searches
-   * that no node answered, calls resolve to 0 until the backoff has passed. Resolves to the
-   * number reported.
+   * that no node answered, calls resolve to 0 until the backoff has passed or a node contacts
+   * this one. Resolves to the number reported.
    */
   findPeers(count: number, wanted?: SubnetWanted): Promise<number> {
     if (!this.started) return Promise.resolve(0);
-    if (this.search === null && this.now() < this.retryAt) return Promise.resolve(0);
+    // backing off, unless a node has contacted us since (its session is a way into the network)
+    if (this.search === null && this.now() < this.retryAt && this.discv5.connectedPeerCount === 0) return Promise.resolve(0);
     this.search ??= this.runSearch(count, wanted).finally(() => (this.search = null));
     return this.search;
   }
