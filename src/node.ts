@@ -74,13 +74,25 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const loopTurns = new LoopTurns();
   // signatures are checked on worker threads (--bls-threads), or on the event loop a batch per turn
   const bls = new BlsWorkerPool(opts.blsThreads, loopTurns);
+  // until the chain runs, a refused start (a checkpoint that is not the trusted one, another
+  // network's state) releases what would hold the process open: BLS workers, the engine's probe, the database
+  const release = async (e: unknown): Promise<never> => {
+    await bls.close();
+    httpEngine?.stop();
+    await db.close();
+    throw e;
+  };
   const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
   const hasChain = (await db.chainMeta.genesisTime.get()) !== null;
-  const checkpoint = opts.checkpointSyncUrl !== undefined && !hasChain ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig, {wssCheckpoint: opts.wssCheckpoint}) : undefined;
+  const checkpoint = opts.checkpointSyncUrl !== undefined && !hasChain ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig, {wssCheckpoint: opts.wssCheckpoint}).catch(release) : undefined;
   if (opts.wssCheckpoint && hasChain) log.info({dataDir: opts.dataDir}, "--wss-checkpoint not checked: the data dir has a chain already, which the node resumes");
   // the KZG trusted setup takes a second or two to load: at start, not at the first blob (after the checkpoint: a refused one exits sooner)
   if (Number.isFinite(chainConfig.DENEB_FORK_EPOCH)) loadKzg();
-  if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
+  try {
+    if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
+  } catch (e) {
+    await release(e);
+  }
   const chain = await initChain(
     chainConfig,
     db,
@@ -94,7 +106,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       checkpoint,
     },
     {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport, pruneSidecars: opts.pruneSidecars, stateCacheBytes: opts.stateCacheSize * 1024 * 1024, verifier: bls}
-  );
+  ).catch(release);
   clock!.start();
 
   const networkDir = join(opts.dataDir, "network");
