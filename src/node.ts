@@ -5,6 +5,7 @@ import {mkdirSync} from "node:fs";
 import {Clock} from "./clock/clock.ts";
 import {devChainConfig} from "./config/chainConfig.ts";
 import {checkNetworkAnchor, customNetwork, publicNetwork} from "./config/networks.ts";
+import {bootnodesOf} from "./config/bootnodes.ts";
 import {BeaconDb} from "./db/beaconDb.ts";
 import {MockExecutionEngine} from "./execution/mockEngine.ts";
 import {HttpExecutionEngine} from "./execution/httpEngine.ts";
@@ -61,8 +62,6 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const chainNetwork = opts.network === "dev" ? null : opts.network === "custom" ? customNetwork(opts.networkConfig!) : publicNetwork(opts.network);
   const chainConfig = chainNetwork?.config ?? devChainConfig({secondsPerSlot: opts.secondsPerSlot, genesisFork: opts.genesisFork, forkEpochs: opts.forkEpochs});
   const db = await BeaconDb.open(join(opts.dataDir, "beacon"), chainConfig);
-  // the KZG trusted setup takes a second or two to load: at start, not at the first blob
-  if (Number.isFinite(chainConfig.DENEB_FORK_EPOCH)) loadKzg();
   const settings = await NodeSettings.load(db, opts.graffiti !== undefined ? graffitiFromText(opts.graffiti) : undefined);
   settings.setDefaultFeeRecipient(fromHex(opts.suggestedFeeRecipient));
   const httpEngine = opts.executionEndpoint
@@ -76,9 +75,25 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const loopTurns = new LoopTurns();
   // signatures are checked on worker threads (--bls-threads), or on the event loop a batch per turn
   const bls = new BlsWorkerPool(opts.blsThreads, loopTurns);
+  // until the chain runs, a refused start (a checkpoint that is not the trusted one, another
+  // network's state) releases what would hold the process open: BLS workers, the engine's probe, the database
+  const release = async (e: unknown): Promise<never> => {
+    await bls.close();
+    httpEngine?.stop();
+    await db.close();
+    throw e;
+  };
   const genesisState = opts.genesisStateFile !== undefined ? readGenesisStateFile(opts.genesisStateFile) : undefined;
-  const checkpoint = opts.checkpointSyncUrl !== undefined && !(await db.chainMeta.genesisTime.get()) ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig) : undefined;
-  if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
+  const hasChain = (await db.chainMeta.genesisTime.get()) !== null;
+  const checkpoint = opts.checkpointSyncUrl !== undefined && !hasChain ? await fetchCheckpointAnchor(opts.checkpointSyncUrl, chainConfig, {wssCheckpoint: opts.wssCheckpoint}).catch(release) : undefined;
+  if (opts.wssCheckpoint && hasChain) log.info({dataDir: opts.dataDir}, "--wss-checkpoint not checked: the data dir has a chain already, which the node resumes");
+  // the KZG trusted setup takes a second or two to load: at start, not at the first blob (after the checkpoint: a refused one exits sooner)
+  if (Number.isFinite(chainConfig.DENEB_FORK_EPOCH)) loadKzg();
+  try {
+    if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
+  } catch (e) {
+    await release(e);
+  }
   const chain = await initChain(
     chainConfig,
     db,
@@ -92,13 +107,14 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       checkpoint,
     },
     {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport, pruneSidecars: opts.pruneSidecars, stateCacheBytes: opts.stateCacheSize * 1024 * 1024, verifier: bls}
-  );
+  ).catch(release);
   clock!.start();
 
   const networkDir = join(opts.dataDir, "network");
   const privateKey = await loadOrCreateNodeKey(networkDir);
   const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
-  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, opts);
+  // the network's built-in bootnodes, and those of --bootnodes
+  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, {...opts, bootnodes: bootnodesOf(opts.network, opts.bootnodes)});
   const stopObservingChain = metrics ? observeChain(metrics.registry, chain, () => network.api.peers().filter((p) => p.state === "connected").length) : null;
 
   const ctx: ApiContext = {

@@ -29,6 +29,9 @@ Commands:
               EIP-3076 slashing protection interchange files (see: beacon-gateway slashing-protection export --help)
 `;
 
+/** Errors whose message says all a user needs (src/validator/keys, src/sync/weakSubjectivity.ts). */
+const USER_REFUSALS: ReadonlySet<string> = new Set(["KeyLoadError", "StartRefused"]);
+
 /** Runs a command; resolves to the process exit code once it has stopped. */
 export async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
@@ -50,9 +53,13 @@ export async function main(args: string[]): Promise<number> {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
       return 2;
     }
-    // a refusal with a message for the user (keystores that cannot be used, a key in use elsewhere): no stack
-    if (e instanceof Error && e.name === "KeyLoadError") process.stderr.write(`beacon-gateway: ${e.message}\n`);
-    else process.stderr.write(`beacon-gateway: ${(e as Error).stack ?? String(e)}\n`);
+    // a refusal the operator acts on (keystores that cannot be used or are in use elsewhere, a
+    // checkpoint that is not the trusted one): the message is the whole story, no stack
+    if (USER_REFUSALS.has((e as Error).name)) {
+      process.stderr.write(`beacon-gateway: ${(e as Error).message}\n`);
+      return 1;
+    }
+    process.stderr.write(`beacon-gateway: ${(e as Error).stack ?? String(e)}\n`);
     return 1;
   }
 }

@@ -22,7 +22,9 @@ import {
   readableFile,
   serverAddress,
   tcpMultiaddr,
+  wssCheckpoint,
 } from "./values.ts";
+import type {WssCheckpoint} from "../sync/weakSubjectivity.ts";
 
 /** `beacon-gateway node`: its options, each described once (src/cli/optionTable.ts). */
 
@@ -55,6 +57,8 @@ export interface NodeOptions extends NetworkOptions, ExecutionFields, RestFields
   genesisStateFile: string | undefined;
   /** a beacon node's REST API to take the starting (finalized) state from */
   checkpointSyncUrl: string | undefined;
+  /** `--wss-checkpoint`: the finalized checkpoint the operator trusts, that the checkpoint state must be */
+  wssCheckpoint: WssCheckpoint | undefined;
   secondsPerSlot: number;
   genesisFork: DevFork;
   forkEpochs: Partial<Record<DevFork, number>>;
@@ -138,7 +142,7 @@ validators it drives itself.`,
       name: "bootnodes",
       value: "LIST",
       group: NETWORK,
-      help: "discovery bootnodes: `enr:` records, comma-separated (the option may be repeated)",
+      help: "discovery bootnodes: `enr:` records, comma-separated (the option may be repeated); added to the network's built-in ones (mainnet, sepolia, hoodi: `src/config/bootnodes/`)",
       parse: enrList,
     }),
     directPeers: repeatable({
@@ -298,6 +302,17 @@ validators it drives itself.`,
       name: "backfill-to-genesis",
       group: CHAIN,
       help: "after `--checkpoint-sync-url`, fetch the blocks before the checkpoint from peers down to genesis; without it backfill stops `MIN_EPOCHS_FOR_BLOCK_REQUESTS` epochs back (about 5 months on mainnet), as far as the p2p spec asks nodes to serve",
+    }),
+    wssCheckpoint: option({
+      name: "wss-checkpoint",
+      value: "ROOT:EPOCH",
+      group: CHAIN,
+      help: "a finalized checkpoint you trust (block root and epoch, e.g. from another node or an explorer): `--checkpoint-sync-url` then fetches the state at that epoch's first slot and the node refuses to start unless its block root and epoch are these",
+      parse: (text, ctx) => {
+        if (text === undefined) return undefined;
+        if (!ctx.given("checkpointSyncUrl")) throw new InvalidValue("only with --checkpoint-sync-url: it checks the state that URL serves");
+        return wssCheckpoint(text);
+      },
     }),
     secondsPerSlot: option({name: "seconds-per-slot", value: "N", default: "4", group: CHAIN, help: "slot duration", parse: (text) => integer(text, 1, 3600)}),
     genesisFork: option({

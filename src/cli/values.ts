@@ -29,6 +29,15 @@ export function oneOf<T extends string>(text: string, choices: readonly T[]): T 
   throw new InvalidValue(`"${text}" is not ${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}`);
 }
 
+/** `--wss-checkpoint`: `0x<block root>:<epoch>` (Lighthouse's and Lodestar's form); the root in lower case. */
+export function wssCheckpoint(text: string): {root: string; epoch: number} {
+  const m = /^(0x[0-9a-fA-F]{64}):(\d+)$/.exec(text.trim());
+  if (!m) throw new InvalidValue(`"${text}" is not BLOCK_ROOT:EPOCH (a 0x-prefixed 32-byte hex root, a colon, an epoch number)`);
+  const epoch = Number(m[2]);
+  if (!Number.isSafeInteger(epoch)) throw new InvalidValue(`epoch ${m[2]} is too large`);
+  return {root: m[1].toLowerCase(), epoch};
+}
+
 /** "0..31,40" → [0..31, 40]; "all" → 0..count-1; "none" → []. */
 export function parseIndexRange(text: string, count: number): number[] {
   if (text === "all") return Array.from({length: count}, (_, i) => i);

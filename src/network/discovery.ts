@@ -19,16 +19,27 @@ import type {NodeIdentity} from "./identity.ts";
  * UDP port, as Lodestar does; `onExternalAddress` then gives the rest of the record that IP.
  *
  * Found records are reported to `onPeer` when they can be dialled (an `ip`/`tcp` or `ip6`/`tcp6`
- * pair) and their `eth2` entry carries our current fork digest; others are ignored.
+ * pair, or the same with `quic`) and their `eth2` entry carries our current fork digest; others
+ * are ignored.
  */
 
 const log = getLogger("network");
 
+/**
+ * After a search that no node answered (bootnodes down or unreachable, no network), the next
+ * waits this long, doubled after each further silent search, up to the maximum.
+ */
+export const SILENT_RETRY_FIRST_MS = 10_000;
+export const SILENT_RETRY_MAX_MS = 5 * 60_000;
+const LOOKUP_TIMEOUT_MS = 10_000;
+
 export interface DiscoveredPeer {
   /** libp2p peer id */
   peerId: string;
-  /** `/ip4/<ip>/tcp/<port>/p2p/<peerId>` (or `/ip6/...`) */
-  multiaddrTCP: string;
+  /** `/ip4/<ip>/tcp/<port>/p2p/<peerId>` (or `/ip6/...`); null when the record has no TCP port */
+  multiaddrTCP: string | null;
+  /** `/ip4/<ip>/udp/<port>/quic-v1/p2p/<peerId>` (or `/ip6/...`) when the record has a `quic` port */
+  multiaddrQUIC: string | null;
   /** the record, `enr:...` */
   enr: string;
 }
@@ -57,34 +68,72 @@ export interface DiscoveryOptions {
   discv5Config?: IDiscv5CreateOptions["config"];
   /** the address peers see this node at, learnt when the ENR had none (see the class) */
   onExternalAddress?(address: {ip: string; udp: number}): void;
+  /** milliseconds now, for the retry backoff (the wall clock by default) */
+  now?: () => number;
 }
 
-/** The peer `enr` stands for when it can be dialled over TCP, is on our fork digest and has one of the wanted subnets; null otherwise. */
+/**
+ * The peer `enr` stands for when it can be dialled (over TCP or QUIC), is on our fork digest and
+ * has one of the wanted subnets; null otherwise.
+ */
 export function eth2PeerOf(enr: ENR, forkDigest: Uint8Array, wanted?: SubnetWanted): DiscoveredPeer | null {
   const eth2 = enr.kvs.get("eth2");
   if (eth2 === undefined || eth2.length !== ssz.phase0.ENRForkID.fixedSize) return null;
   if (!eth2.subarray(0, 4).every((b, i) => b === forkDigest[i])) return null;
   if (wanted && !advertisesAny(enr, wanted)) return null;
-  const address = tcpAddress(enr);
-  if (address === null) return null;
+  const tcp = transportAddress(enr, "tcp");
+  const quic = transportAddress(enr, "quic");
+  if (tcp === null && quic === null) return null;
   const peerId = enr.peerId.toString();
-  return {peerId, multiaddrTCP: `${address}/p2p/${peerId}`, enr: enr.encodeTxt()};
+  return {
+    peerId,
+    multiaddrTCP: tcp === null ? null : `${tcp}/p2p/${peerId}`,
+    multiaddrQUIC: quic === null ? null : `${quic}/quic-v1/p2p/${peerId}`,
+    enr: enr.encodeTxt(),
+  };
 }
 
-/** `/ip4/<ip>/tcp/<port>`, else `/ip6/<ip6>/tcp/<tcp6 or tcp>` (EIP-778: tcp serves both unless tcp6 is given); null when the entries are missing or malformed. */
-function tcpAddress(enr: ENR): string | null {
-  const port = (key: string): number | null => {
-    const bytes = enr.kvs.get(key);
+/**
+ * Where to dial a discovered peer, in order: over QUIC first when both ends have it (the p2p
+ * spec's preferred transport where available: no TCP handshake plus noise and muxer
+ * negotiation), else, or when that fails, over TCP.
+ */
+export function dialAddresses(peer: DiscoveredPeer, weHaveQuic: boolean): string[] {
+  return [weHaveQuic ? peer.multiaddrQUIC : null, peer.multiaddrTCP].filter((a): a is string => a !== null);
+}
+
+/** Dials a discovered peer at its addresses in `dialAddresses`' order until one connects; resolves to that address, or null. */
+export async function dialDiscovered(peer: DiscoveredPeer, weHaveQuic: boolean, dial: (address: string) => Promise<unknown>): Promise<string | null> {
+  for (const address of dialAddresses(peer, weHaveQuic)) {
+    try {
+      await dial(address);
+      return address;
+    } catch (e) {
+      log.debug({address, err: (e as Error).message}, "discovered peer not reachable there");
+    }
+  }
+  return null;
+}
+
+/**
+ * `/ip4/<ip>/tcp|udp/<port>`, else `/ip6/<ip6>/tcp|udp/<port6 or port>` (EIP-778: `tcp` serves
+ * both unless `tcp6` is given; the same for `quic`/`quic6`, whose port is UDP); null when the
+ * entries are missing or malformed.
+ */
+function transportAddress(enr: ENR, key: "tcp" | "quic"): string | null {
+  const port = (name: string): number | null => {
+    const bytes = enr.kvs.get(name);
     if (bytes === undefined || bytes.length === 0 || bytes.length > 2) return null;
     const value = bytes.reduce((acc, b) => acc * 256 + b, 0);
     return value === 0 ? null : value;
   };
+  const protocol = key === "tcp" ? "tcp" : "udp";
   const ip4 = enr.kvs.get("ip");
-  const tcp = port("tcp");
-  if (ip4?.length === 4 && tcp !== null) return `/ip4/${ip4.join(".")}/tcp/${tcp}`;
+  const port4 = port(key);
+  if (ip4?.length === 4 && port4 !== null) return `/ip4/${ip4.join(".")}/${protocol}/${port4}`;
   const ip6 = enr.kvs.get("ip6");
-  const tcp6 = port("tcp6") ?? tcp;
-  if (ip6?.length === 16 && tcp6 !== null) return `/ip6/${enr.ip6}/tcp/${tcp6}`;
+  const port6 = port(`${key}6`) ?? port4;
+  if (ip6?.length === 16 && port6 !== null) return `/ip6/${enr.ip6}/${protocol}/${port6}`;
   return null;
 }
 
@@ -103,6 +152,11 @@ export class Discovery {
   private readonly maxLookups: number;
   private started = false;
   private search: Promise<number> | null = null;
+  private readonly now: () => number;
+  /** searches in a row that no node answered */
+  private silentSearches = 0;
+  /** no search before this time (ms): the backoff after silent searches */
+  private retryAt = 0;
 
   constructor(opts: DiscoveryOptions) {
     const {udpPort, bindAddress} = opts;
@@ -115,6 +169,7 @@ export class Discovery {
     }
     this.opts = opts;
     this.maxLookups = opts.maxLookups ?? 4;
+    this.now = opts.now ?? Date.now;
     // discv5 takes multiaddrs of its own @multiformats/multiaddr (v12), made here by its own helper
     const bind = multiaddrFromSocketAddress({ip: {type: family, octets: multiaddr(`/ip${family}/${bindAddress}`).bytes.subarray(1)}, port: udpPort});
     const {ip, ip6} = opts.identity.addresses();
@@ -124,7 +179,9 @@ export class Discovery {
       // the same key type; discv5's @libp2p/interface is an older copy whose types differ in name only
       privateKey: privateKeyFromRaw(opts.identity.privateKey) as unknown as IDiscv5CreateOptions["privateKey"],
       bindAddrs: family === 4 ? {ip4: bind} : {ip6: bind},
-      config: {...opts.discv5Config, enrUpdate: learnAddress},
+      // discv5 11 leaves a finished lookup's timer running for lookupTimeout (60 s by default),
+      // which held a stopped node's process open that long: lookups finish within seconds
+      config: {lookupTimeout: LOOKUP_TIMEOUT_MS, ...opts.discv5Config, enrUpdate: learnAddress},
     });
     if (learnAddress) {
       // discv5's typed events do not resolve here (its strict-event-emitter-types default import): its EventEmitter
@@ -145,7 +202,7 @@ export class Discovery {
     await this.discv5.start();
     this.started = true;
     this.addBootEnrs();
-    log.info({bind: this.discoveryAddresses(), enr: identity.enr()}, "discv5 started");
+    log.info({bind: this.discoveryAddresses(), bootnodes: this.opts.bootEnrs.length, enr: identity.enr()}, "discv5 started");
   }
 
   async stop(): Promise<void> {
@@ -168,11 +225,14 @@ export class Discovery {
   /**
    * Reports up to `count` peers to `onPeer`: first from the routing table, then from random
    * lookups (at most `maxLookups`). With `wanted`, only peers advertising one of those subnets.
-   * One search runs at a time: a call while one runs gets that one's result. Resolves to the
-   * number reported.
+   * One search runs at a time: a call while one runs gets that one's result. After searches
+   * that no node answered, calls resolve to 0 until the backoff has passed or a node contacts
+   * this one. Resolves to the number reported.
    */
   findPeers(count: number, wanted?: SubnetWanted): Promise<number> {
     if (!this.started) return Promise.resolve(0);
+    // backing off, unless a node has contacted us since (its session is a way into the network)
+    if (this.search === null && this.now() < this.retryAt && this.discv5.connectedPeerCount === 0) return Promise.resolve(0);
     this.search ??= this.runSearch(count, wanted).finally(() => (this.search = null));
     return this.search;
   }
@@ -196,9 +256,34 @@ export class Discovery {
       const found = await this.discv5.findRandomNode();
       if (!this.started) break;
       found.forEach(consider);
+      // no node answers: another lookup would only wait for the same timeouts
+      if (found.length === 0 && this.discv5.connectedPeerCount === 0) break;
     }
     log.debug({reported: reported.size, wanted: count, table: this.discv5.kadValues().length}, "discv5 search done");
+    if (this.started) this.noteAnswers(reported.size > 0 || this.discv5.connectedPeerCount > 0);
     return reported.size;
+  }
+
+  /** Backs off while no node answers, saying so once (and once when nodes answer again). */
+  private noteAnswers(answered: boolean): void {
+    if (answered) {
+      if (this.silentSearches > 0) log.info({table: this.discv5.kadValues().length}, "discovery: nodes answer again");
+      this.silentSearches = 0;
+      this.retryAt = 0;
+      return;
+    }
+    this.silentSearches++;
+    const waitMs = Math.min(SILENT_RETRY_FIRST_MS * 2 ** (this.silentSearches - 1), SILENT_RETRY_MAX_MS);
+    this.retryAt = this.now() + waitMs;
+    if (this.silentSearches === 1) {
+      const n = this.opts.bootEnrs.length;
+      const interval = `at growing intervals, up to every ${SILENT_RETRY_MAX_MS / 60_000} min`;
+      // without bootnodes (a dev chain's first node) waiting to be contacted is what is expected
+      if (n === 0) log.info({retryAfterMs: waitMs}, `discovery: no bootnodes (--bootnodes) and no node has contacted this one; looking again ${interval}`);
+      else log.warn({bootnodes: n, retryAfterMs: waitMs}, `discovery: none of the ${n} bootnodes answered (down, or unreachable from here); asking again ${interval}`);
+    } else {
+      log.debug({silentSearches: this.silentSearches, retryAfterMs: waitMs}, "discovery: still no node answers");
+    }
   }
 
   private addBootEnrs(): void {

@@ -28,7 +28,7 @@ import {PeerScores} from "./peers/peerScore.ts";
 import {ReqResp} from "./reqresp/reqResp.ts";
 import {ourStatus} from "./status.ts";
 import {SubnetService} from "./subnets.ts";
-import {Discovery} from "./discovery.ts";
+import {Discovery, dialDiscovered} from "./discovery.ts";
 import {startLightClientPublisher} from "./lightClientPublisher.ts";
 import type {NetworkOptions} from "./options.ts";
 import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
@@ -260,8 +260,9 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
           const quic = quicPort === undefined ? undefined : Number(quicPort);
           identity.setAddresses(isIPv6(ip) ? {ip6: ip, tcp6: tcpPort, udp6: udp, quic6: quic} : {ip, tcp: tcpPort, udp, quic});
         },
-        onPeer: ({multiaddrTCP}) => {
-          if (peerManager.connected().length < opts.maxPeers) void libp2p.dial(multiaddr(multiaddrTCP)).catch(() => undefined);
+        // over QUIC when both ends have it, else (or when that fails) over TCP
+        onPeer: (peer) => {
+          if (peerManager.connected().length < opts.maxPeers) void dialDiscovered(peer, quicPort !== undefined, (address) => libp2p.dial(multiaddr(address)));
         },
       })
     : null;

@@ -39,8 +39,17 @@ export class NodeProcess {
   private waiters: Array<() => void> = [];
   readonly exited: Promise<{code: number | null; signal: NodeJS.Signals | null}>;
 
-  constructor(args: string[], env: Record<string, string> = {}) {
-    this.proc = spawn(process.execPath, [BIN, ...withTestNetwork(args), "--log-format", "json"], {
+  /**
+   * `isolated`: the process runs in a network namespace of its own whose only interface is
+   * loopback (`unshare -n`, as root), so that nothing it sends can leave the machine (a node
+   * that dials a public network's bootnodes gets "network unreachable").
+   */
+  constructor(args: string[], env: Record<string, string> = {}, opts: {isolated?: boolean} = {}) {
+    const argv = [BIN, ...withTestNetwork(args), "--log-format", "json"];
+    const [command, commandArgs] = opts.isolated
+      ? ["unshare", ["--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath, ...argv]]
+      : [process.execPath, argv];
+    this.proc = spawn(command, commandArgs, {
       env: {...process.env, ...env},
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -177,6 +177,12 @@ describe("node options", () => {
     expect(usageError(["--checkpoint-sync-url", "ftp://beacon.example"])).toBe('--checkpoint-sync-url: "ftp://beacon.example" is not an http(s) URL');
     expect(usageError(["--checkpoint-sync-url", "beacon"])).toBe('--checkpoint-sync-url: "beacon" is not a URL');
     expect(usageError(["--checkpoint-sync-url", "http://h", "--validators", "8"])).toContain("--validators: not with --checkpoint-sync-url");
+    const root = "0x" + "AB".repeat(32);
+    expect(node(["--checkpoint-sync-url", "http://h", "--wss-checkpoint", `${root}:1234`])).toMatchObject({wssCheckpoint: {root: root.toLowerCase(), epoch: 1234}});
+    expect(node(["--checkpoint-sync-url", "http://h"])).toMatchObject({wssCheckpoint: undefined});
+    expect(usageError(["--wss-checkpoint", `${root}:1`])).toBe("--wss-checkpoint: only with --checkpoint-sync-url: it checks the state that URL serves");
+    expect(usageError(["--checkpoint-sync-url", "http://h", "--wss-checkpoint", "0xab:1"])).toContain("is not BLOCK_ROOT:EPOCH");
+    expect(usageError(["--checkpoint-sync-url", "http://h", "--wss-checkpoint", root])).toContain("is not BLOCK_ROOT:EPOCH");
   });
 
   it.each([

@@ -7,7 +7,7 @@ import {createBeaconConfig, type BeaconConfig} from "@lodestar/config";
 import {ssz} from "@lodestar/types";
 import {createSocket} from "node:dgram";
 import {devChainConfig} from "../../../src/config/chainConfig.ts";
-import {Discovery, eth2PeerOf, type DiscoveredPeer} from "../../../src/network/discovery.ts";
+import {Discovery, dialAddresses, dialDiscovered, eth2PeerOf, type DiscoveredPeer} from "../../../src/network/discovery.ts";
 import {NodeIdentity} from "../../../src/network/identity.ts";
 
 jest.setTimeout(30_000);
@@ -96,7 +96,7 @@ describe("Discovery over real discv5 sockets on 127.0.0.1", () => {
     }
     expect(nodeIds(c.discovery.knownEnrs())).toContain(d.identity.nodeId);
     const fromB = c.reported.find((p) => p.peerId === b.identity.peerId);
-    expect(fromB).toEqual({peerId: b.identity.peerId, multiaddrTCP: `/ip4/127.0.0.1/tcp/${b.tcp}/p2p/${b.identity.peerId}`, enr: b.identity.enr()});
+    expect(fromB).toEqual({peerId: b.identity.peerId, multiaddrTCP: `/ip4/127.0.0.1/tcp/${b.tcp}/p2p/${b.identity.peerId}`, multiaddrQUIC: null, enr: b.identity.enr()});
     expect(c.reported.map((p) => p.peerId)).not.toContain(d.identity.peerId);
     expect(new Set(c.reported.map((p) => p.peerId))).toEqual(new Set([a.identity.peerId, b.identity.peerId]));
   });
@@ -164,7 +164,7 @@ describe("eth2PeerOf", () => {
   const digest = digestOf(ours);
   const eth2 = (forkDigest: Uint8Array) => ssz.phase0.ENRForkID.serialize({forkDigest, nextForkVersion: new Uint8Array(4), nextForkEpoch: 0});
   const key = new Uint8Array(32).fill(11);
-  const record = (kvs: Record<string, Uint8Array>, addresses: {ip?: string; tcp?: number; ip6?: string; tcp6?: number}) => {
+  const record = (kvs: Record<string, Uint8Array>, addresses: {ip?: string; tcp?: number; ip6?: string; tcp6?: number; quic?: number; quic6?: number}) => {
     const enr = SignableENR.createV4(key, kvs);
     Object.assign(enr, addresses);
     return ENR.decodeTxt(enr.encodeTxt());
@@ -173,7 +173,7 @@ describe("eth2PeerOf", () => {
   it("a record on our fork digest with ip and tcp: its libp2p address", () => {
     const enr = record({eth2: eth2(digest)}, {ip: "10.1.2.3", tcp: 9000});
     const peerId = enr.peerId.toString();
-    expect(eth2PeerOf(enr, digest)).toEqual({peerId, multiaddrTCP: `/ip4/10.1.2.3/tcp/9000/p2p/${peerId}`, enr: enr.encodeTxt()});
+    expect(eth2PeerOf(enr, digest)).toEqual({peerId, multiaddrTCP: `/ip4/10.1.2.3/tcp/9000/p2p/${peerId}`, multiaddrQUIC: null, enr: enr.encodeTxt()});
     const six = record({eth2: eth2(digest)}, {ip6: "2001:db8::1", tcp6: 9001});
     expect(eth2PeerOf(six, digest)?.multiaddrTCP).toBe(`/ip6/2001:db8::1/tcp/9001/p2p/${peerId}`);
     // EIP-778: without tcp6, tcp serves IPv6 too
@@ -181,7 +181,7 @@ describe("eth2PeerOf", () => {
     expect(eth2PeerOf(sixOnTcp, digest)?.multiaddrTCP).toBe(`/ip6/2001:db8::1/tcp/9002/p2p/${peerId}`);
   });
 
-  it("nothing for another fork digest, a malformed or missing eth2 entry, or no TCP address", () => {
+  it("nothing for another fork digest, a malformed or missing eth2 entry, or no TCP or QUIC address", () => {
     expect(eth2PeerOf(record({eth2: eth2(Uint8Array.of(1, 2, 3, 4))}, {ip: "10.1.2.3", tcp: 9000}), digest)).toBeNull();
     expect(eth2PeerOf(record({eth2: digest}, {ip: "10.1.2.3", tcp: 9000}), digest)).toBeNull();
     expect(eth2PeerOf(record({}, {ip: "10.1.2.3", tcp: 9000}), digest)).toBeNull();
@@ -190,6 +190,36 @@ describe("eth2PeerOf", () => {
     expect(eth2PeerOf(record({eth2: eth2(digest), ip: Uint8Array.of(1, 2)}, {tcp: 9000}), digest)).toBeNull();
     expect(eth2PeerOf(record({eth2: eth2(digest), tcp: Uint8Array.of(0)}, {ip: "10.1.2.3"}), digest)).toBeNull();
     expect(eth2PeerOf(record({eth2: eth2(digest), tcp: Uint8Array.of(1, 0, 0)}, {ip: "10.1.2.3"}), digest)).toBeNull();
+  });
+
+  it("a record with a quic port: its QUIC address (a UDP port), with or without TCP", () => {
+    const enr = record({eth2: eth2(digest)}, {ip: "10.1.2.3", tcp: 9000, quic: 9001});
+    const peerId = enr.peerId.toString();
+    const peer = eth2PeerOf(enr, digest)!;
+    expect(peer).toEqual({peerId, multiaddrTCP: `/ip4/10.1.2.3/tcp/9000/p2p/${peerId}`, multiaddrQUIC: `/ip4/10.1.2.3/udp/9001/quic-v1/p2p/${peerId}`, enr: enr.encodeTxt()});
+    expect(eth2PeerOf(record({eth2: eth2(digest)}, {ip: "10.1.2.3", quic: 9001}), digest)).toMatchObject({multiaddrTCP: null, multiaddrQUIC: `/ip4/10.1.2.3/udp/9001/quic-v1/p2p/${peerId}`});
+    expect(eth2PeerOf(record({eth2: eth2(digest)}, {ip6: "2001:db8::1", quic6: 9003}), digest)?.multiaddrQUIC).toBe(`/ip6/2001:db8::1/udp/9003/quic-v1/p2p/${peerId}`);
+    // quic serves IPv6 too without quic6, as tcp does
+    expect(eth2PeerOf(record({eth2: eth2(digest)}, {ip6: "2001:db8::1", quic: 9004}), digest)?.multiaddrQUIC).toBe(`/ip6/2001:db8::1/udp/9004/quic-v1/p2p/${peerId}`);
+    expect(eth2PeerOf(record({eth2: eth2(digest), quic: Uint8Array.of(0)}, {ip: "10.1.2.3"}), digest)).toBeNull();
+  });
+
+  it("dials QUIC first when both ends have it, then TCP; TCP alone when this node has no QUIC", async () => {
+    const peerId = "16Uiu2HAm";
+    const both = {peerId, multiaddrTCP: "/ip4/10.1.2.3/tcp/9000", multiaddrQUIC: "/ip4/10.1.2.3/udp/9001/quic-v1", enr: "enr:"};
+    expect(dialAddresses(both, true)).toEqual([both.multiaddrQUIC, both.multiaddrTCP]);
+    expect(dialAddresses(both, false)).toEqual([both.multiaddrTCP]);
+    expect(dialAddresses({...both, multiaddrQUIC: null}, true)).toEqual([both.multiaddrTCP]);
+    expect(dialAddresses({...both, multiaddrTCP: null}, false)).toEqual([]);
+    // a QUIC dial that fails falls back to TCP
+    const tried: string[] = [];
+    const dial = async (address: string) => {
+      tried.push(address);
+      if (address.includes("quic")) throw new Error("handshake timed out");
+    };
+    expect(await dialDiscovered(both, true, dial)).toBe(both.multiaddrTCP);
+    expect(tried).toEqual([both.multiaddrQUIC, both.multiaddrTCP]);
+    expect(await dialDiscovered({...both, multiaddrTCP: null}, true, dial)).toBeNull();
   });
 
   it("with wanted subnets: only records advertising one of them", () => {
