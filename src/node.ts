@@ -9,6 +9,8 @@ import {BeaconDb} from "./db/beaconDb.ts";
 import {MockExecutionEngine} from "./execution/mockEngine.ts";
 import {HttpExecutionEngine} from "./execution/httpEngine.ts";
 import {loadOrCreateJwtSecret} from "./execution/jwt.ts";
+import {BuilderService} from "./builder/service.ts";
+import {DEFAULT_CIRCUIT_BREAKER} from "./builder/circuitBreaker.ts";
 import {fromHex} from "@lodestar/utils";
 import {initChain} from "./chain/init.ts";
 import {BlsWorkerPool} from "./bls/workerPool.ts";
@@ -26,6 +28,7 @@ import {applyRequestLimits, inProcessTransport, startRestServer} from "./api/ser
 import {createApiClient, type Transport} from "./api/client.ts";
 import {createValidatorBeaconApi} from "./api/validatorApi.ts";
 import {startValidatorClient} from "./validator/index.ts";
+import {DEFAULT_GAS_LIMIT} from "./validator/builderMode.ts";
 import type {ApiContext} from "./api/impl/context.ts";
 import {RUNNING_BUILD} from "./projectRoot.ts";
 import {VERSION} from "./version.ts";
@@ -69,6 +72,15 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     : null;
   await httpEngine?.start();
   const engine = httpEngine ?? new MockExecutionEngine({blobsPerBlock: opts.devBlobsPerBlock});
+  const builder = opts.builder
+    ? new BuilderService(chainConfig, {
+        url: opts.builder,
+        headerTimeoutMs: opts.builderTimeout,
+        boostFactor: opts.builderBoostFactor,
+        circuitBreaker: {...DEFAULT_CIRCUIT_BREAKER, allowedFaults: opts.builderFaultSlots, faultWindow: opts.builderFaultWindow},
+        registrationsFile: join(opts.dataDir, "builder", "registrations.json"),
+      })
+    : null;
   let clock: Clock | null = null;
   // the CPU-bound work done on the event loop, a few ms per turn: the dev validators' signing
   // and, without --bls-threads, signature checks (one after the other, never both in one turn)
@@ -90,8 +102,13 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       genesisState,
       checkpoint,
     },
-    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport, pruneSidecars: opts.pruneSidecars, stateCacheBytes: opts.stateCacheSize * 1024 * 1024, verifier: bls}
+    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport, builder, pruneSidecars: opts.pruneSidecars, stateCacheBytes: opts.stateCacheSize * 1024 * 1024, verifier: bls}
   );
+  if (builder) {
+    clock!.on("slot", () => builder.onSlot());
+    clock!.on("epoch", () => builder.onEpoch());
+    builder.start();
+  }
   clock!.start();
 
   const networkDir = join(opts.dataDir, "network");
@@ -105,6 +122,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     pools: chain.pools,
     node: {...settings.apiView(VERSION), identity, isSyncing: () => network.isSyncing(), isElOffline: () => httpEngine?.isOffline() ?? false},
     network: network.api,
+    builder: builder ?? undefined,
   };
   // read by the REST server and the in-process transport of the node's own validators alike
   applyRequestLimits({maxQueryIds: opts.restMaxQueryIds, maxBodyIds: opts.restMaxBodyIds, maxEventStreams: opts.restMaxEventStreams, eventQueueBytes: opts.restEventQueue * 1024 * 1024});
@@ -135,6 +153,9 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
           dataDir: join(opts.dataDir, "validator"),
           duties: metrics?.duties,
           turns: loopTurns,
+          // with --builder the node's own validators register and take builder payloads too
+          builder: builder ? {gasLimit: DEFAULT_GAS_LIMIT} : undefined,
+          feeRecipient: builder ? fromHex(opts.suggestedFeeRecipient) : undefined,
         })
       : null;
 

@@ -15,6 +15,20 @@ import {type RunningMockBuilder, startMockBuilderServer} from "./mockBuilderServ
 
 const log = getLogger("builder");
 const RECONNECT_MS = 1000;
+/** how long the relay waits at start for its beacon node to answer */
+const START_ATTEMPTS = 30;
+
+/** The beacon node's chain config, asked again each second while the node is not up yet. */
+async function readChainOf(client: ReturnType<typeof createApiClient>): Promise<Awaited<ReturnType<typeof readNodeChain>>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readNodeChain(createValidatorBeaconApi(client), log);
+    } catch (e) {
+      if (attempt >= START_ATTEMPTS) throw new Error(`cannot read the beacon node's chain: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, RECONNECT_MS));
+    }
+  }
+}
 
 /**
  * `beacon-gateway mock-builder`: the relay of mockBuilder.ts over HTTP. Like a real builder it
@@ -24,7 +38,7 @@ const RECONNECT_MS = 1000;
  */
 export async function startMockBuilderProcess(opts: MockBuilderOptions): Promise<RunningMockBuilder> {
   const client = createApiClient(httpTransport(opts.beaconNode));
-  const {config} = await readNodeChain(createValidatorBeaconApi(client), log);
+  const {config} = await readChainOf(client);
   const engine = new HttpExecutionEngine({url: opts.engine, jwtSecret: loadOrCreateJwtSecret(opts.jwtSecret)});
   await engine.start();
   const secretKey = opts.secretKey ? SecretKey.fromBytes(fromHex(opts.secretKey)) : SecretKey.fromKeygen(randomBytes(32));

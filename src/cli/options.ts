@@ -1,5 +1,6 @@
 import type {LogDirective} from "../log.ts";
 import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
+import {type ValidatorBuilderFields, validatorBuilderOptions} from "./builderOptions.ts";
 import {NODE_COMMAND, type NodeOptions} from "./nodeOptions.ts";
 import {type CommandSpec, option, parseCommand, renderHelp} from "./optionTable.ts";
 import {httpUrl, parseIndexRange, url} from "./values.ts";
@@ -33,7 +34,7 @@ export interface CompatCheckOptions {
   rest: string;
 }
 
-export interface ValidatorOptions {
+export interface ValidatorOptions extends ValidatorBuilderFields {
   beaconNode: string;
   interopIndices: number[];
   dataDir: string;
@@ -56,6 +57,7 @@ export const VALIDATOR_COMMAND: CommandSpec<ValidatorOptions> = {
     }),
     dataDir: option({name: "data-dir", value: "DIR", default: "./data/validator", help: "slashing protection database", parse: (text) => text}),
     ...graffitiOptions(),
+    ...validatorBuilderOptions(),
     ...logOptions(),
   },
 };

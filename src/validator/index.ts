@@ -16,6 +16,7 @@ import {ValidatorSigner} from "./signer.ts";
 import {SlashingProtection} from "./slashingProtection.ts";
 import {SyncCommitteeService} from "./syncCommittee.ts";
 import {ValidatorIndices} from "./validators.ts";
+import {BuilderRegistrations} from "./builderMode.ts";
 import type {LoopTurns} from "../loopTurns.ts";
 
 export interface ValidatorClientOptions {
@@ -30,6 +31,8 @@ export interface ValidatorClientOptions {
   graffiti?: () => Uint8Array | undefined;
   /** Fee recipient announced with prepareBeaconProposer once per epoch (nothing is announced without one). */
   feeRecipient?: Uint8Array;
+  /** builder mode (builderMode.ts): registrations each epoch, blinded blocks when the node answers one */
+  builder?: {gasLimit: number; boostFactor?: bigint};
   /** with --metrics: duties performed and missed */
   duties?: ValidatorContext["duties"];
   /** the event loop's turns of CPU-bound work, shared with the node it runs in (a standalone client has its own) */
@@ -85,6 +88,7 @@ class DutyLoop {
   private readonly config: BeaconConfig;
   private readonly clock: SlotClock;
   private readonly feeRecipient: Uint8Array | undefined;
+  private readonly registrations: BuilderRegistrations | null;
   private readonly proposer: ProposerService;
   private readonly attester: AttesterService;
   private readonly sync: SyncCommitteeService;
@@ -96,7 +100,9 @@ class DutyLoop {
     this.config = ctx.config;
     this.clock = clock;
     this.feeRecipient = opts.feeRecipient;
-    this.proposer = new ProposerService(ctx, opts.graffiti);
+    const builder = opts.builder ? {...opts.builder, feeRecipient: opts.feeRecipient ?? new Uint8Array(20)} : undefined;
+    this.registrations = builder ? new BuilderRegistrations(builder) : null;
+    this.proposer = new ProposerService(ctx, opts.graffiti, builder);
     this.attester = new AttesterService(ctx);
     this.sync = new SyncCommitteeService(ctx);
   }
@@ -141,6 +147,9 @@ class DutyLoop {
     const {api, validators} = this.ctx;
     await this.resolveKeys(epoch);
     const tasks: Promise<void>[] = [this.sync.pollDuties(epoch)];
+    if (this.registrations) {
+      tasks.push(this.registrations.submit(this.ctx).catch((err: unknown) => this.ctx.log.error({epoch, error: errorMessage(err)}, "Builder registrations not sent")));
+    }
     if (this.feeRecipient && validators.indices.length > 0) {
       const feeRecipient = this.feeRecipient;
       tasks.push(api.prepareBeaconProposer(validators.indices.map((validatorIndex) => ({validatorIndex, feeRecipient}))));

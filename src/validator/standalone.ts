@@ -16,5 +16,6 @@ export async function startStandaloneValidator(opts: ValidatorOptions, graffiti:
     indices: opts.interopIndices,
     dataDir: opts.dataDir,
     graffiti: graffiti ? () => graffiti : undefined,
+    builder: opts.builder ? {gasLimit: opts.gasLimit} : undefined,
   });
 }
