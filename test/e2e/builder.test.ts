@@ -79,6 +79,16 @@ describe("dev chain with an external builder", () => {
       expect(finalizedBlock?.extraData).toBe(BUILDER_TEXT);
       expect(finalized).toBeGreaterThanOrEqual(1);
       expect(node.logs.some((l) => l.msg === "Published blinded block (builder payload)")).toBe(true);
+      // a v3 request answers the relay's block blinded, with the value headers; v2 (full blocks only) a local one
+      const slot = (await block("head"))!.slot + 1;
+      const query = `randao_reveal=0x${"c0" + "00".repeat(95)}&skip_randao_verification=`;
+      const v3 = await fetch(`${url}/eth/v3/validator/blocks/${slot}?${query}`);
+      const v3Body = (await v3.json()) as any;
+      expect([v3.status, v3.headers.get("eth-execution-payload-blinded"), v3Body.execution_payload_blinded]).toEqual([200, "true", true]);
+      expect(v3.headers.get("eth-execution-payload-value")).toBe("1000000000000000");
+      expect(Buffer.from(v3Body.data.body.execution_payload_header.extra_data.slice(2), "hex").toString()).toBe(BUILDER_TEXT);
+      const v2Body = (await (await fetch(`${url}/eth/v2/validator/blocks/${slot}?${query}`)).json()) as any;
+      expect(Buffer.from(v2Body.data.block.body.execution_payload.extra_data.slice(2), "hex").toString()).not.toBe(BUILDER_TEXT);
 
       // 2. The relay withholds the payloads of signed blinded blocks: the proposer is told which slot
       // failed, and after more missed slots than allowed the breaker trips and blocks are local again.
