@@ -11,6 +11,7 @@ import {HttpExecutionEngine} from "./execution/httpEngine.ts";
 import {loadOrCreateJwtSecret} from "./execution/jwt.ts";
 import {BuilderService} from "./builder/service.ts";
 import {DEFAULT_CIRCUIT_BREAKER} from "./builder/circuitBreaker.ts";
+import {observeBuilder} from "./builder/metrics.ts";
 import {fromHex} from "@lodestar/utils";
 import {initChain} from "./chain/init.ts";
 import {BlsWorkerPool} from "./bls/workerPool.ts";
@@ -115,6 +116,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const privateKey = await loadOrCreateNodeKey(networkDir);
   const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
   const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, opts);
+  if (metrics && builder) observeBuilder(metrics.registry, builder);
   const stopObservingChain = metrics ? observeChain(metrics.registry, chain, () => network.api.peers().filter((p) => p.state === "connected").length) : null;
 
   const ctx: ApiContext = {

@@ -68,6 +68,8 @@ export class BuilderService {
   private readonly config: ChainForkConfig;
   private readonly store: RegistrationStore;
   private readonly breaker: CircuitBreaker;
+  /** with `--metrics` (metrics.ts): counts each proposal's choice */
+  onChoice: ((source: "builder" | "local", reason: string) => void) | null = null;
   private sending: Promise<void> | null = null;
   private relayUp: boolean | null = null;
 
@@ -97,6 +99,11 @@ export class BuilderService {
   /** Every slot: registrations the relay did not take yet are tried again. */
   onSlot(): void {
     this.flushRegistrations();
+  }
+
+  /** A proposal's payload choice, for the metric. */
+  countChoice(source: "builder" | "local", reason: string): void {
+    this.onChoice?.(source, reason);
   }
 
   /** Whether the relay answered its last status request (null: not asked yet). */
