@@ -73,13 +73,3 @@ export function payloadParts(fork: ForkName, response: UnblindedPayload): {paylo
   const {executionPayload, blobsBundle} = response as ExecutionPayloadAndBlobsBundle;
   return {payload: executionPayload, blobsBundle};
 }
-
-/** A versioned JSON answer (`{version, data}`) of the builder API. */
-export interface Versioned<T> {
-  version: ForkName;
-  data: T;
-}
-
-export function versionedToJson<T>(type: BuilderType<T>, version: ForkName, data: T): {version: ForkName; data: unknown} {
-  return {version, data: type.toJson(data)};
-}
