@@ -10,6 +10,9 @@ import {BeaconDb} from "./db/beaconDb.ts";
 import {MockExecutionEngine} from "./execution/mockEngine.ts";
 import {HttpExecutionEngine} from "./execution/httpEngine.ts";
 import {loadOrCreateJwtSecret} from "./execution/jwt.ts";
+import {BuilderService} from "./builder/service.ts";
+import {DEFAULT_CIRCUIT_BREAKER} from "./builder/circuitBreaker.ts";
+import {observeBuilder} from "./builder/metrics.ts";
 import {fromHex} from "@lodestar/utils";
 import {initChain} from "./chain/init.ts";
 import {BlsWorkerPool} from "./bls/workerPool.ts";
@@ -69,6 +72,15 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     : null;
   await httpEngine?.start();
   const engine = httpEngine ?? new MockExecutionEngine({blobsPerBlock: opts.devBlobsPerBlock});
+  const builder = opts.builder
+    ? new BuilderService(chainConfig, {
+        url: opts.builder,
+        headerTimeoutMs: opts.builderTimeout,
+        boostFactor: opts.builderBoostFactor,
+        circuitBreaker: {...DEFAULT_CIRCUIT_BREAKER, allowedFaults: opts.builderFaultSlots, faultWindow: opts.builderFaultWindow},
+        registrationsFile: join(opts.dataDir, "builder", "registrations.json"),
+      })
+    : null;
   let clock: Clock | null = null;
   // the CPU-bound work done on the event loop, a few ms per turn: the dev validators' signing
   // and, without --bls-threads, signature checks (one after the other, never both in one turn)
@@ -106,8 +118,13 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       genesisState,
       checkpoint,
     },
-    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport, pruneSidecars: opts.pruneSidecars, stateCacheBytes: opts.stateCacheSize * 1024 * 1024, verifier: bls}
+    {graffiti: () => settings.graffiti, feeRecipientOf: (index) => settings.feeRecipientOf(index), blockImportTimes: metrics?.blockImport, builder, pruneSidecars: opts.pruneSidecars, stateCacheBytes: opts.stateCacheSize * 1024 * 1024, verifier: bls}
   ).catch(release);
+  if (builder) {
+    clock!.on("slot", () => builder.onSlot());
+    clock!.on("epoch", () => builder.onEpoch());
+    builder.start();
+  }
   clock!.start();
 
   const networkDir = join(opts.dataDir, "network");
@@ -115,6 +132,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
   // the network's built-in bootnodes, and those of --bootnodes
   const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, {...opts, bootnodes: bootnodesOf(opts.network, opts.bootnodes)});
+  if (metrics && builder) observeBuilder(metrics.registry, builder);
   const stopObservingChain = metrics ? observeChain(metrics.registry, chain, () => network.api.peers().filter((p) => p.state === "connected").length) : null;
 
   const ctx: ApiContext = {
@@ -122,6 +140,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     pools: chain.pools,
     node: {...settings.apiView(VERSION), identity, isSyncing: () => network.isSyncing(), isElOffline: () => httpEngine?.isOffline() ?? false},
     network: network.api,
+    builder: builder ?? undefined,
   };
   // read by the REST server and the in-process transport of the node's own validators alike
   applyRequestLimits({maxQueryIds: opts.restMaxQueryIds, maxBodyIds: opts.restMaxBodyIds, maxEventStreams: opts.restMaxEventStreams, eventQueueBytes: opts.restEventQueue * 1024 * 1024});
@@ -165,6 +184,9 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
           dataDir: join(opts.dataDir, "validator"),
           duties: metrics?.duties,
           turns: loopTurns,
+          // with --builder the node's own validators register and take builder payloads too
+          builder: builder ? {} : undefined,
+          feeRecipient: fromHex(opts.suggestedFeeRecipient),
         }).catch(async (err: unknown) => {
           await stopCore();
           throw err;

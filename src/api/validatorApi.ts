@@ -40,13 +40,21 @@ export function createValidatorBeaconApi(client: ApiClient): ValidatorBeaconApi 
       return (await client.request("getSyncCommitteeDuties", {epoch, indices})).data;
     },
 
-    async produceBlock(slot, randaoReveal, graffiti) {
-      const {data, meta} = await client.request("produceBlockV3", {slot, randaoReveal, graffiti});
-      return {block: data.block, fork: meta.version, blobs: {blobs: data.blobs, kzgProofs: data.kzgProofs}};
+    async produceBlock(slot, randaoReveal, graffiti, builderBoostFactor) {
+      const {data, meta} = await client.request("produceBlockV3", {slot, randaoReveal, graffiti, builderBoostFactor});
+      return {block: data.block, fork: meta.version, blobs: {blobs: data.blobs, kzgProofs: data.kzgProofs}, blinded: meta.executionPayloadBlinded};
     },
 
     async publishBlock(signedBlock, fork, {blobs, kzgProofs}) {
       await client.request("publishBlockV2", {signedBlockContents: {signedBlock, kzgProofs, blobs}, broadcastValidation: "gossip", fork});
+    },
+
+    async publishBlindedBlock(signedBlindedBlock, fork) {
+      await client.request("publishBlindedBlockV2", {signedBlindedBlock, broadcastValidation: "gossip", fork});
+    },
+
+    async registerValidator(registrations) {
+      await client.request("registerValidator", {registrations});
     },
 
     async produceAttestationData(committeeIndex, slot) {

@@ -27,6 +27,7 @@ import {LightClientServer} from "./lightClient/server.ts";
 import {payloadAttributesEvent} from "./payloadAttributes.ts";
 import {headEvent, reorgEvent} from "./headEvents.ts";
 import {produceBlock} from "./produceBlock.ts";
+import type {BlockBuilder} from "./builderChoice.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
@@ -50,6 +51,8 @@ export interface ChainOptions {
   graffiti: () => Uint8Array;
   /** fee recipient of a proposer (registered through prepare_beacon_proposer, or the default) */
   feeRecipientOf: (validatorIndex: number) => Uint8Array;
+  /** with `--builder`: the external block builder proposals may take their payload from */
+  builder?: BlockBuilder | null;
   /** the state cache's budget (default 2 GiB) */
   stateCacheBytes?: number;
   /** how long a block waits for its blobs or columns before peers are asked (default: a slot, at most 4 s) */
@@ -300,7 +303,7 @@ export class BeaconChain implements IBeaconChain {
     });
     const preState = await this.regen.getStateAtSlot(head.blockRoot, args.slot);
     if (!preState) throw new Error(`no state for head ${head.blockRoot}`);
-    const deps = {config: this.config, engine: this.engine, pools: this.pools, defaultGraffiti: this.opts.graffiti, feeRecipientOf: this.opts.feeRecipientOf};
+    const deps = {config: this.config, engine: this.engine, pools: this.pools, defaultGraffiti: this.opts.graffiti, feeRecipientOf: this.opts.feeRecipientOf, builder: this.opts.builder};
     return this.producedPayloads.remember(await produceBlock(deps, preState, fromHex(head.blockRoot), args));
   }
 
@@ -391,6 +394,10 @@ export class BeaconChain implements IBeaconChain {
     this.emitter.emit("block", {slot: block.slot, block: blockRoot});
     const newHead = await this.updateHeadAndFinality();
     stages.mark("head");
+    // the next proposal now builds on this block: builders following payload_attributes learn it now, not a slot later
+    if (newHead.blockRoot === rootHex && !trusted && block.slot >= this.currentSlot() && this.emitter.listenerCount("payload_attributes") > 0) {
+      void this.emitPayloadAttributes(block.slot + 1).catch((e: Error) => log.warn({slot: block.slot + 1, err: e.message}, "payload_attributes not emitted"));
+    }
     this.lightClient.onBlockImported(signedBlock, blockRoot, postState, newHead.blockRoot === rootHex);
     if (!trusted) {
       log.info({slot: block.slot, root: rootHex, proposer: block.proposerIndex, attestations: block.body.attestations.length, head: newHead.blockRoot === rootHex}, "imported block");

@@ -59,7 +59,10 @@ export interface ImportedBlock {
 }
 
 export interface ProducedBlock {
+  /** a BlindedBeaconBlock when `blinded` (the builder's header in place of the payload) */
   block: BeaconBlock;
+  /** the payload is the builder's: the block is blinded, and its proposer publishes it as such */
+  blinded?: boolean;
   fork: ForkName;
   /** wei, the execution payload's value to the proposer */
   executionPayloadValue: bigint;
@@ -76,6 +79,11 @@ export interface ProduceBlockArgs {
   graffiti?: Uint8Array;
   /** the proposer's fee recipient; the node's registered or default one when absent */
   feeRecipient?: Uint8Array;
+  /**
+   * with a builder: the percentage its bid's value is weighed with against the local payload's
+   * (beacon-APIs `builder_boost_factor`; 0: local only); the node's `--builder-boost-factor` when absent
+   */
+  builderBoostFactor?: bigint;
 }
 
 /** Events the chain emits (names as the Beacon API event topics where one exists). */

@@ -12,6 +12,7 @@ import {
 import {DEVNET_COMMAND} from "./devnetOptions.ts";
 import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "./slashingProtectionOptions.ts";
 import {MOCK_ENGINE_COMMAND} from "./executionOptions.ts";
+import {MOCK_BUILDER_COMMAND} from "./builderOptions.ts";
 import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging, parseLogDirective} from "../log.ts";
 import {useFastestHasher} from "../hasher.ts";
@@ -25,6 +26,7 @@ Commands:
               compat check compares a JSON-RPC endpoint with a REST one, method by method
   devnet      run several nodes on one dev chain on this machine (see: beacon-gateway devnet --help)
   mock-engine serve the dev chain's mock execution engine over the Engine API (see: beacon-gateway mock-engine --help)
+  mock-builder serve a builder relay for tests, over the mock engine (see: beacon-gateway mock-builder --help)
   slashing-protection export|import
               EIP-3076 slashing protection interchange files (see: beacon-gateway slashing-protection export --help)
 `;
@@ -42,12 +44,13 @@ export async function main(args: string[]): Promise<number> {
     if (command === "compat") return await runCompat(rest);
     if (command === "devnet") return await runDevnet(rest);
     if (command === "mock-engine") return await runMockEngine(rest);
+    if (command === "mock-builder") return await runMockBuilder(rest);
     if (command === "slashing-protection") return await runSlashingProtection(rest);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, slashing-protection)`);
+    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, mock-builder, slashing-protection)`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
@@ -187,6 +190,22 @@ async function runMockEngine(args: string[]): Promise<number> {
   initLogging({directive: opts.logLevel, format: opts.logFormat});
   const {startMockEngineProcess} = await import("../execution/mockEngineProcess.ts");
   const server = await startMockEngineProcess(opts);
+  await untilSignal();
+  await server.close();
+  return 0;
+}
+
+async function runMockBuilder(args: string[]): Promise<number> {
+  const opts = parseCommand(MOCK_BUILDER_COMMAND, args);
+  if (opts === "help") {
+    process.stdout.write(renderHelp(MOCK_BUILDER_COMMAND));
+    return 0;
+  }
+  initLogging({directive: opts.logLevel, format: opts.logFormat});
+  // The preset must be fixed before lodestar loads: take the beacon node's.
+  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
+  const {startMockBuilderProcess} = await import("../builder/mockBuilderProcess.ts");
+  const server = await startMockBuilderProcess(opts);
   await untilSignal();
   await server.close();
   return 0;

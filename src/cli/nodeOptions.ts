@@ -4,6 +4,7 @@ import type {LogDirective} from "../log.ts";
 import type {NetworkOptions} from "../network/options.ts";
 import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
 import {type ExecutionFields, executionOptions} from "./executionOptions.ts";
+import {type BuilderFields, builderOptions} from "./builderOptions.ts";
 import {type RestFields, restOptions} from "./restOptions.ts";
 import {type KeyFields, type KeymanagerFields, keyOptions, keymanagerOptions} from "./validatorKeyOptions.ts";
 import {NETWORK_NAMES, type NetworkName, isPublicNetwork, presetOfNetwork} from "../config/networkNames.ts";
@@ -28,7 +29,7 @@ import type {WssCheckpoint} from "../sync/weakSubjectivity.ts";
 
 /** `beacon-gateway node`: its options, each described once (src/cli/optionTable.ts). */
 
-export interface NodeOptions extends NetworkOptions, ExecutionFields, RestFields, KeyFields, KeymanagerFields {
+export interface NodeOptions extends NetworkOptions, ExecutionFields, BuilderFields, RestFields, KeyFields, KeymanagerFields {
   /** serve Prometheus metrics */
   metrics: boolean;
   metricsAddress: string;
@@ -78,6 +79,7 @@ const CHAIN = "Chain";
 const VALIDATORS = "Validators";
 const LOGGING = "Logging";
 const EXECUTION = "Execution engine";
+const BUILDER = "External block builder";
 const METRICS = "Metrics";
 
 /** The dev chain's options and their command-line names, refused on other networks. */
@@ -364,6 +366,8 @@ validators it drives itself.`,
         return count;
       },
     }),
+
+    ...builderOptions(BUILDER),
 
     metrics: flag({name: "metrics", group: METRICS, help: "serve Prometheus metrics at `/metrics` (see docs/metrics-logging.md)"}),
     metricsAddress: option({

@@ -1,5 +1,6 @@
 import type {LogDirective} from "../log.ts";
 import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
+import {type ValidatorBuilderFields, validatorBuilderOptions} from "./builderOptions.ts";
 import {NODE_COMMAND, type NodeOptions} from "./nodeOptions.ts";
 import {type CommandSpec, option, parseCommand, renderHelp} from "./optionTable.ts";
 import {httpUrl, parseIndexRange, url} from "./values.ts";
@@ -35,7 +36,7 @@ export interface CompatCheckOptions {
   rest: string;
 }
 
-export interface ValidatorOptions extends KeyFields, KeymanagerFields {
+export interface ValidatorOptions extends KeyFields, KeymanagerFields, ValidatorBuilderFields {
   beaconNode: string;
   interopIndices: number[];
   dataDir: string;
@@ -80,6 +81,7 @@ export const VALIDATOR_COMMAND: CommandSpec<ValidatorOptions> = {
     }),
     ...keyOptions(KEYS),
     ...keymanagerOptions(KEYMANAGER),
+    ...validatorBuilderOptions(CLIENT),
     ...logOptions(),
   },
 };

@@ -60,7 +60,7 @@ export function genesisExecutionHeader(config: ChainForkConfig, genesisTime: num
  * The block hash the mock engine gives a payload: a digest of everything else in it.
  * A payload whose blockHash is not this digest was not built by this mock engine.
  */
-function mockBlockHash(fork: ForkName, payload: ExecutionPayload): Uint8Array {
+export function mockBlockHash(fork: ForkName, payload: ExecutionPayload): Uint8Array {
   const type = ssz[fork as "bellatrix"].ExecutionPayload;
   const copy = {...payload, blockHash: new Uint8Array(32)} as never;
   return new Uint8Array(createHash("sha256").update(type.hashTreeRoot(copy)).digest());

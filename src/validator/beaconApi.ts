@@ -1,5 +1,5 @@
 import type {ForkName} from "@lodestar/params";
-import type {BeaconBlock, Root, SignedBeaconBlock, Slot, altair, phase0, Attestation, SignedAggregateAndProof, electra} from "@lodestar/types";
+import type {BeaconBlock, Root, SignedBeaconBlock, SignedBlindedBeaconBlock, Slot, altair, bellatrix, phase0, Attestation, SignedAggregateAndProof, electra} from "@lodestar/types";
 import type {AttesterDuty, ProposerDuty, SyncDuty} from "../duties/index.ts";
 
 /** The duty shapes are the node's own domain types (src/duties computes them). */
@@ -38,10 +38,14 @@ export interface ValidatorBeaconApi {
   getAttesterDuties(epoch: number, indices: number[]): Promise<{dependentRoot: Root; duties: AttesterDuty[]}>;
   /** getSyncCommitteeDuties */
   getSyncCommitteeDuties(epoch: number, indices: number[]): Promise<SyncDuty[]>;
-  /** produceBlockV3 (full blocks only: the dev chain has no builder) */
-  produceBlock(slot: Slot, randaoReveal: Uint8Array, graffiti?: Uint8Array): Promise<{block: BeaconBlock; fork: ForkName; blobs: BlockBlobs}>;
+  /** produceBlockV3; with `builderBoostFactor` (builder mode) the block may be blinded (a BlindedBeaconBlock) */
+  produceBlock(slot: Slot, randaoReveal: Uint8Array, graffiti?: Uint8Array, builderBoostFactor?: bigint): Promise<{block: BeaconBlock; fork: ForkName; blobs: BlockBlobs; blinded?: boolean}>;
   /** publishBlockV2 with broadcast_validation=gossip */
   publishBlock(signedBlock: SignedBeaconBlock, fork: ForkName, blobs: BlockBlobs): Promise<void>;
+  /** publishBlindedBlockV2 with broadcast_validation=gossip (builder mode) */
+  publishBlindedBlock?(signed: SignedBlindedBeaconBlock, fork: ForkName): Promise<void>;
+  /** registerValidator (builder mode) */
+  registerValidator?(registrations: bellatrix.SignedValidatorRegistrationV1[]): Promise<void>;
   /** produceAttestationData */
   produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData>;
   /** submitPoolAttestationsV2: phase0 Attestations before electra, SingleAttestations from electra on */

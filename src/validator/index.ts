@@ -17,12 +17,15 @@ import {ValidatorSigner} from "./signer.ts";
 import {SlashingProtection} from "./slashingProtection.ts";
 import {SyncCommitteeService} from "./syncCommittee.ts";
 import {ValidatorIndices} from "./validators.ts";
+import {BuilderRegistrations, type BuilderModeOptions} from "./builderMode.ts";
 import type {LoopTurns} from "../loopTurns.ts";
 import {type KeySourceOptions, loadStartupKeys} from "./keys/loadKeys.ts";
 import {DEFAULT_GAS_LIMIT, ProposerSettings} from "./keys/proposerSettings.ts";
 import {ValidatorKeys} from "./keys/validatorKeys.ts";
 import {DoppelgangerProtection} from "./doppelganger.ts";
 import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} from "./keymanager/server.ts";
+
+const ZERO_ADDRESS = "0x" + "00".repeat(20);
 
 export interface ValidatorClientOptions {
   api: ValidatorBeaconApi;
@@ -42,6 +45,8 @@ export interface ValidatorClientOptions {
   graffiti?: string;
   /** Fee recipient announced with prepareBeaconProposer once per epoch for keys without their own (nothing is announced for them without one). */
   feeRecipient?: Uint8Array;
+  /** builder mode (builderMode.ts): registrations each epoch (with this gas limit for keys without their own), blinded blocks when the node answers one */
+  builder?: {gasLimit?: number; boostFactor?: bigint};
   /** with --metrics: duties performed and missed */
   duties?: ValidatorContext["duties"];
   /** the event loop's turns of CPU-bound work, shared with the node it runs in (a standalone client has its own) */
@@ -83,7 +88,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   try {
     settings = ProposerSettings.open(join(opts.dataDir, "proposer-settings.json"), {
       feeRecipient: opts.feeRecipient ? toHex(opts.feeRecipient) : undefined,
-      gasLimit: DEFAULT_GAS_LIMIT,
+      gasLimit: opts.builder?.gasLimit !== undefined ? String(opts.builder.gasLimit) : DEFAULT_GAS_LIMIT,
       graffiti: opts.graffiti,
     });
     startup = await loadStartupKeys({interopIndices: opts.indices, ...opts.keystores}, opts.dataDir, log);
@@ -120,7 +125,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   });
   for (const key of startup.interop) keys.add(key, key.secretKey);
   for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
-  const loop = new DutyLoop(ctx, clock, settings, doppelganger);
+  const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder);
 
   let keymanager: KeymanagerServer | null = null;
   try {
@@ -156,23 +161,30 @@ class DutyLoop {
   private readonly clock: SlotClock;
   private readonly settings: ProposerSettings;
   private readonly doppelganger: DoppelgangerProtection | undefined;
-  /** the settings' version last announced with prepareBeaconProposer */
+  /** the settings' version last announced with prepareBeaconProposer (and in builder registrations) */
   private announced = -1;
   /** the key set's version last prepared for */
   private keysVersion = -1;
+  private readonly registrations: BuilderRegistrations | null;
   private readonly proposer: ProposerService;
   private readonly attester: AttesterService;
   private readonly sync: SyncCommitteeService;
   private readonly inFlight = new Set<Promise<void>>();
   private lastEpoch: number | null = null;
 
-  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection) {
+  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection, builder?: BuilderModeOptions) {
     this.ctx = ctx;
     this.doppelganger = doppelganger;
     this.config = ctx.config;
     this.clock = clock;
     this.settings = settings;
-    this.proposer = new ProposerService(ctx, (pubkey) => settings.graffitiBytesOf(toHex(pubkey)));
+    this.registrations = builder
+      ? new BuilderRegistrations({
+          feeRecipientOf: (pubkey) => fromHex(settings.feeRecipientOf(pubkey) ?? ZERO_ADDRESS),
+          gasLimitOf: (pubkey) => Number(settings.gasLimitOf(pubkey)),
+        })
+      : null;
+    this.proposer = new ProposerService(ctx, (pubkey) => settings.graffitiBytesOf(toHex(pubkey)), builder);
     this.attester = new AttesterService(ctx);
     this.sync = new SyncCommitteeService(ctx);
   }
@@ -224,16 +236,21 @@ class DutyLoop {
   private async onEpoch(epoch: number): Promise<void> {
     await this.resolveKeys(epoch);
     await this.doppelganger?.onEpoch(epoch);
-    await Promise.all([this.sync.pollDuties(epoch), this.announceFeeRecipients()]);
+    await Promise.all([this.sync.pollDuties(epoch), this.announceFeeRecipients(), this.register(epoch)]);
   }
 
   /** Keys added (resolved now, their duties fetched) or fee recipients changed since the last announcement. */
   private async onKeysChanged(epoch: number): Promise<void> {
     const before = this.ctx.validators.indices.length;
     await this.resolveKeys(epoch);
-    const tasks = [this.announceFeeRecipients()];
+    const tasks = [this.announceFeeRecipients(), this.register(epoch)];
     if (this.ctx.validators.indices.length !== before) tasks.push(this.sync.pollDuties(epoch));
     await Promise.all(tasks);
+  }
+
+  /** Builder mode: each key's registration to the node, for its relay (signed again only when a preference changed). */
+  private async register(epoch: number): Promise<void> {
+    await this.registrations?.submit(this.ctx).catch((err: unknown) => this.ctx.log.error({epoch, error: errorMessage(err)}, "Builder registrations not sent"));
   }
 
   /** prepareBeaconProposer with each key's fee recipient (keys without one, and no default, are left to the node's). */

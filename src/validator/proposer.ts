@@ -1,7 +1,8 @@
 import {computeEpochAtSlot} from "@lodestar/state-transition";
-import type {Slot} from "@lodestar/types";
+import type {SignedBlindedBeaconBlock, Slot} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import type {ProposerDuty} from "./beaconApi.ts";
+import type {BuilderModeOptions} from "./builderMode.ts";
 import {errorMessage, forEachSettled, publishDuties, type ValidatorContext} from "./context.ts";
 
 interface EpochProposers {
@@ -21,10 +22,14 @@ export class ProposerService {
   private readonly graffiti: (pubkey: Uint8Array) => Uint8Array | undefined;
   private current: EpochProposers | null = null;
 
+  /** builder mode: the `builder_boost_factor` of block requests (undefined: the node's own) */
+  private readonly builderBoostFactor: bigint | undefined;
+
   /** `graffiti`: asked for each proposal, by the proposer's key */
-  constructor(ctx: ValidatorContext, graffiti?: (pubkey: Uint8Array) => Uint8Array | undefined) {
+  constructor(ctx: ValidatorContext, graffiti?: (pubkey: Uint8Array) => Uint8Array | undefined, builder?: BuilderModeOptions) {
     this.ctx = ctx;
     this.graffiti = graffiti ?? (() => undefined);
+    this.builderBoostFactor = builder?.boostFactor;
   }
 
   /** At the start of `slot`: refresh the epoch's duties and propose for any of ours at `slot`. */
@@ -61,13 +66,19 @@ export class ProposerService {
     const {api, config, signer, log} = this.ctx;
     const {slot, validatorIndex, pubkey} = duty;
     const randaoReveal = await signer.signRandaoReveal(pubkey, computeEpochAtSlot(slot));
-    const {block, fork, blobs} = await api.produceBlock(slot, randaoReveal, this.graffiti(pubkey));
+    const {block, fork, blobs, blinded} = await api.produceBlock(slot, randaoReveal, this.graffiti(pubkey), this.builderBoostFactor);
     if (block.slot !== slot || block.proposerIndex !== validatorIndex) {
       throw new Error(`beacon node returned a block for slot ${block.slot} proposer ${block.proposerIndex}`);
     }
     const expectedFork = config.getForkName(slot);
     if (fork !== expectedFork) throw new Error(`beacon node returned a ${fork} block; slot ${slot} is in ${expectedFork}`);
     const signed = await signer.signBlock(pubkey, block);
+    if (blinded) {
+      if (!api.publishBlindedBlock) throw new Error("the beacon node answered a blinded block, which this client cannot publish");
+      await api.publishBlindedBlock(signed as unknown as SignedBlindedBeaconBlock, fork);
+      log.info({slot, validatorIndex, fork}, "Published blinded block (builder payload)");
+      return;
+    }
     await api.publishBlock(signed, fork, blobs);
     log.info({slot, validatorIndex, fork}, "Published block");
   }

@@ -80,8 +80,8 @@ export class RouteFallbacks {
           return found;
         }),
 
-      produceBlock: (slot, randaoReveal, graffiti) =>
-        this.call("produceBlockV3", "produceBlockV2", config.getForkName(slot), () => api.produceBlock(slot, randaoReveal, graffiti), async () => {
+      produceBlock: (slot, randaoReveal, graffiti, builderBoostFactor) =>
+        this.call("produceBlockV3", "produceBlockV2", config.getForkName(slot), () => api.produceBlock(slot, randaoReveal, graffiti, builderBoostFactor), async () => {
           const {data, meta} = await client.request("produceBlockV2", {slot, randaoReveal, graffiti});
           return {block: data.block, fork: meta.version, blobs: {blobs: data.blobs, kzgProofs: data.kzgProofs}};
         }),

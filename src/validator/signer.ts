@@ -14,8 +14,9 @@ import {
 } from "@lodestar/params";
 import {computeEpochAtSlot, computeSigningRoot, computeStartSlotAtEpoch, interopSecretKey} from "@lodestar/state-transition";
 import {ssz} from "@lodestar/types";
-import type {AggregateAndProof, BeaconBlock, BLSSignature, DomainType, Epoch, Root, SignedAggregateAndProof, SignedBeaconBlock, Slot, altair, phase0} from "@lodestar/types";
+import type {AggregateAndProof, BeaconBlock, BLSSignature, DomainType, Epoch, Root, SignedAggregateAndProof, SignedBeaconBlock, Slot, altair, bellatrix, phase0} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
+import {builderDomain} from "../execution/validatorRegistration.ts";
 import {LoopTurns, StepCost} from "../loopTurns.ts";
 import type {SlashingProtection} from "./slashingProtection.ts";
 
@@ -83,7 +84,9 @@ export class ValidatorSigner {
 
   /** Signs a block after recording it in slashing protection; throws SlashingProtectionError when it is slashable. */
   async signBlock(pubkey: Uint8Array, block: BeaconBlock): Promise<SignedBeaconBlock> {
-    const type = this.config.getForkTypes(block.slot).BeaconBlock as Type<BeaconBlock>;
+    // a blinded block (builder mode) has its full block's root: one slashing protection record serves both
+    const blinded = "executionPayloadHeader" in block.body;
+    const type = (blinded ? this.config.getPostBellatrixForkTypes(block.slot).BlindedBeaconBlock : this.config.getForkTypes(block.slot).BeaconBlock) as Type<BeaconBlock>;
     const signingRoot = this.signingRoot(type, block, DOMAIN_BEACON_PROPOSER, computeEpochAtSlot(block.slot));
     this.requireKey(pubkey);
     await this.protection.checkAndInsertBlockProposal(pubkey, block.slot, signingRoot);
@@ -129,6 +132,12 @@ export class ValidatorSigner {
   async signVoluntaryExit(pubkey: Uint8Array, exit: phase0.VoluntaryExit): Promise<phase0.SignedVoluntaryExit> {
     const domain = this.config.getDomainForVoluntaryExit(computeStartSlotAtEpoch(exit.epoch));
     return {message: exit, signature: await this.signRoot(pubkey, computeSigningRoot(ssz.phase0.VoluntaryExit, exit, domain))};
+  }
+
+  /** A builder registration, in the builder domain (builder-specs: genesis fork version, zero validators root). */
+  async signValidatorRegistration(message: bellatrix.ValidatorRegistrationV1): Promise<bellatrix.SignedValidatorRegistrationV1> {
+    const signingRoot = computeSigningRoot(ssz.bellatrix.ValidatorRegistrationV1, message, builderDomain(this.config));
+    return {message, signature: await this.signRoot(message.pubkey, signingRoot)};
   }
 
   private sign<T>(pubkey: Uint8Array, type: Type<T>, value: T, domainType: DomainType, epoch: Epoch): Promise<BLSSignature> {

@@ -36,5 +36,6 @@ export async function startStandaloneValidator(opts: ValidatorOptions): Promise<
     dataDir: opts.dataDir,
     graffiti: opts.graffiti,
     feeRecipient: opts.suggestedFeeRecipient !== undefined ? fromHex(opts.suggestedFeeRecipient) : undefined,
+    builder: opts.builder ? {gasLimit: opts.gasLimit} : undefined,
   });
 }

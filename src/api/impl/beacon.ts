@@ -10,7 +10,7 @@ import {badRequest, notFound} from "../errors.ts";
 import type {BlockHeaderResponse, BroadcastValidation, SignedBlindedOrFullBlock, ValidatorResponse, ValidatorStatusFilter, beaconRoutes} from "../routes/beacon.ts";
 import type {Handlers} from "../routes/types.ts";
 import {lazyList} from "../streaming.ts";
-import {blindBlock, unblindBlock} from "./blindedBlocks.ts";
+import {blindBlock, unblindThroughBuilder} from "./blindedBlocks.ts";
 import {type ApiContext, broadcast} from "./context.ts";
 import {answerCacheOf, cachedLatestBlockRoot, headKey} from "./answerCache.ts";
 import {keptHex, markShared} from "../jsonText.ts";
@@ -121,10 +121,10 @@ async function publishBlock(ctx: ApiContext, signedBlock: SignedBeaconBlock, blo
 /** Publishes the full block of a blinded one (see blindedBlocks.ts), as publishBlock. */
 async function publishBlindedBlock(ctx: ApiContext, signed: SignedBlindedOrFullBlock, fork: string | undefined, validation: BroadcastValidation): Promise<number> {
   const blockFork = publishedFork(ctx.chain, signed.message.slot, fork);
-  const full = await unblindBlock(ctx.chain, signed, blockFork);
-  const payload = (full.message.body as {executionPayload?: {blockHash: Uint8Array}}).executionPayload;
-  const bundle = payload ? ctx.chain.getProducedBlobs(payload.blockHash) : null;
-  return publishBlock(ctx, full, {blobs: bundle?.blobs ?? [], kzgProofs: bundle?.proofs ?? []}, fork, validation);
+  const unblinded = await unblindThroughBuilder(ctx, signed, blockFork);
+  // from fulu the relay publishes the full block: the node gets it by gossip like any other (202: not imported yet)
+  if (unblinded === "published") return 202;
+  return publishBlock(ctx, unblinded.block, unblinded, fork, validation);
 }
 
 export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {

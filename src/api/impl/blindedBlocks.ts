@@ -3,14 +3,15 @@ import {executionPayloadToPayloadHeader, signedBeaconBlockToBlinded, signedBlind
 import type {ExecutionPayload, SignedBeaconBlock, SignedBlindedBeaconBlock} from "@lodestar/types";
 import {byteArrayEquals, toRootHex} from "@lodestar/utils";
 import type {IBeaconChain} from "../../chain/interface.ts";
-import {badRequest} from "../errors.ts";
+import {ApiError, badRequest} from "../errors.ts";
+import type {ApiContext} from "./context.ts";
 import type {SignedBlindedOrFullBlock} from "../routes/beacon.ts";
 
 /**
- * Blinded blocks: a block with its execution payload replaced by the payload's header. The
- * node has no builder, so it can publish a blinded block only when it has the payload: one it
- * produced itself (the chain keeps the last few), or that of the block itself when the node
- * already has it (a block published again). It publishes the unblinded block.
+ * Blinded blocks: a block with its execution payload replaced by the payload's header. The node
+ * publishes a blinded block when it has the payload (one it produced itself: the chain keeps the
+ * last few; or that of the block itself when the node already has it: a block published again),
+ * or, with `--builder`, when the relay reveals it. It publishes the unblinded block.
  */
 
 /** The blinded form of a stored block (before bellatrix there is no payload: the block itself). */
@@ -24,6 +25,42 @@ async function storedPayload(chain: IBeaconChain, blinded: SignedBlindedBeaconBl
   const root = chain.config.getPostBellatrixForkTypes(blinded.message.slot).BlindedBeaconBlock.hashTreeRoot(blinded.message);
   const stored = await chain.getBlockByRoot(root);
   return (stored?.message.body as {executionPayload?: ExecutionPayload} | undefined)?.executionPayload ?? null;
+}
+
+/** A blinded block unblinded: the full block with its blobs and proofs, or "published" when the relay publishes it (fulu on). */
+export type Unblinded = {block: SignedBeaconBlock; blobs: Uint8Array[]; kzgProofs: Uint8Array[]} | "published";
+
+/**
+ * The full block of a published blinded block of fork `fork` (the fork of its slot): with the
+ * node's own payload when it has it, else through the builder relay when there is one (a relay
+ * that does not reveal the payload is a 502 naming its failure: the block cannot be rebuilt);
+ * without a builder, 400 when the node does not have the payload.
+ */
+export async function unblindThroughBuilder(ctx: ApiContext, signed: SignedBlindedOrFullBlock, fork: ForkName): Promise<Unblinded> {
+  const {chain, builder} = ctx;
+  const own = !isForkPostBellatrix(fork) || !builder || chain.getProducedPayload((signed as SignedBlindedBeaconBlock).message.body.executionPayloadHeader.blockHash) !== null;
+  if (own || !builder) {
+    const block = await unblindBlock(chain, signed, fork);
+    const payload = (block.message.body as {executionPayload?: {blockHash: Uint8Array}}).executionPayload;
+    const bundle = payload ? chain.getProducedBlobs(payload.blockHash) : null;
+    return {block, blobs: bundle?.blobs ?? [], kzgProofs: bundle?.proofs ?? []};
+  }
+  const blinded = signed as SignedBlindedBeaconBlock;
+  // a block published again (the node already has it) needs no relay
+  const stored = await storedPayload(chain, blinded);
+  if (stored) return {block: signedBlindedBlockToFull(fork, blinded, stored), blobs: [], kzgProofs: []};
+  let revealed: Awaited<ReturnType<typeof builder.unblind>>;
+  try {
+    revealed = await builder.unblind(fork, blinded);
+  } catch (e) {
+    throw new ApiError(502, `Cannot publish blinded block: ${(e as Error).message}`);
+  }
+  if (revealed === "published") return "published";
+  return {
+    block: signedBlindedBlockToFull(fork, blinded, revealed.payload),
+    blobs: revealed.blobsBundle?.blobs ?? [],
+    kzgProofs: revealed.blobsBundle?.proofs ?? [],
+  };
 }
 
 /** The full block of a published blinded block of fork `fork` (the fork of its slot); 400 when the node does not have its payload. */

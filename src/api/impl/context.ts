@@ -1,5 +1,8 @@
 import type {Attestation, AttesterSlashing, SignedAggregateAndProof, SignedBeaconBlock, altair, bellatrix, capella, deneb, electra, fulu, phase0, LightClientFinalityUpdate, LightClientOptimisticUpdate} from "@lodestar/types";
+import type {ForkName} from "@lodestar/params";
+import type {ExecutionPayload, SignedBlindedBeaconBlock} from "@lodestar/types";
 import type {IBeaconChain} from "../../chain/interface.ts";
+import type {BlobsBundle} from "../../execution/engine.ts";
 import type {NetworkIdentity} from "../../network/identity.ts";
 import type {OperationPools} from "../../pools/index.ts";
 import {ApiError} from "../errors.ts";
@@ -62,10 +65,20 @@ export interface NetworkPeer {
 }
 
 /** Everything the API handlers see. */
+/** With `--builder`: the external block builder (src/builder/service.ts) as the API uses it. */
+export interface BuilderContext {
+  /** keeps a verified registration and sends it to the relay */
+  register(signed: bellatrix.SignedValidatorRegistrationV1): void;
+  /** reveals a blinded block's payload through the relay, or has the relay publish it ("published", fulu on); throws UnblindError */
+  unblind(fork: ForkName, signed: SignedBlindedBeaconBlock): Promise<{payload: ExecutionPayload; blobsBundle: BlobsBundle | null} | "published">;
+}
+
 export interface ApiContext {
   chain: IBeaconChain;
   pools: OperationPools;
   node: NodeContext;
+  /** with `--builder` */
+  builder?: BuilderContext;
   /** absent when the node has no network (in-process tests) */
   network?: NetworkContext;
 }

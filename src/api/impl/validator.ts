@@ -1,5 +1,6 @@
-import {ForkSeq, SYNC_COMMITTEE_SUBNET_COUNT, isForkPostElectra} from "@lodestar/params";
-import {computeEpochAtSlot, computeStartSlotAtEpoch, computeSyncPeriodAtEpoch} from "@lodestar/state-transition";
+import {ForkSeq, SYNC_COMMITTEE_SUBNET_COUNT, isForkPostBellatrix, isForkPostElectra} from "@lodestar/params";
+import {beaconBlockToBlinded, computeEpochAtSlot, computeStartSlotAtEpoch, computeSyncPeriodAtEpoch} from "@lodestar/state-transition";
+import type {BeaconBlock} from "@lodestar/types";
 import {toHex, toRootHex} from "@lodestar/utils";
 import {
   attesterDependentRoot,
@@ -47,7 +48,10 @@ function assertNotFutureSlot(ctx: ApiContext, slot: number): void {
   if (slot > next) throw badRequest(`Invalid slot: ${slot} is in the future (current slot ${next - 1})`);
 }
 
-async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext) {
+/** `builder_boost_factor` of a request that wants the builder's block whenever it has a usable one (the v1 blinded route). */
+const ALWAYS_BUILDER = 2n ** 64n - 1n;
+
+async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext, builderBoostFactor?: bigint) {
   assertNotSyncing(ctx);
   assertHeadNotOptimistic(ctx);
   const {slot, randaoReveal, graffiti, skipRandaoVerification} = args;
@@ -57,7 +61,9 @@ async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext) {
   const headSlot = ctx.chain.getHead().slot;
   if (slot <= headSlot) throw badRequest(`Invalid slot: ${slot} is not after the head slot ${headSlot}`);
   assertNotFutureSlot(ctx, slot);
-  const produced = await ctx.chain.produceBlock({slot, randaoReveal, graffiti: graffiti ?? ctx.node.graffiti()}).catch((e: unknown) => {
+  // without a builder there is nothing to weigh: the factor is not passed on
+  const boost = ctx.builder ? builderBoostFactor : undefined;
+  const produced = await ctx.chain.produceBlock({slot, randaoReveal, graffiti: graffiti ?? ctx.node.graffiti(), builderBoostFactor: boost}).catch((e: unknown) => {
     if (e instanceof EngineUnavailableError) throw new ApiError(503, `Execution engine unavailable: ${e.message}`);
     throw e;
   });
@@ -107,17 +113,25 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     return {data: syncCommitteeDuties(state, epoch, indices), meta: {executionOptimistic: ctx.chain.isHeadOptimistic()}};
   },
 
-  async produceBlockV3(args, ctx) {
-    const {contents, fork, executionPayloadValue, consensusBlockValue} = await produceBlock(args, ctx);
+  async produceBlockV3({builderBoostFactor, ...args}, ctx) {
+    const {contents, fork, executionPayloadValue, consensusBlockValue, blinded} = await produceBlock(args, ctx, builderBoostFactor);
     return {
       data: contents,
-      meta: {version: fork, executionPayloadBlinded: false, executionPayloadValue, consensusBlockValue: consensusBlockValue * WEI_PER_GWEI},
+      meta: {version: fork, executionPayloadBlinded: blinded ?? false, executionPayloadValue, consensusBlockValue: consensusBlockValue * WEI_PER_GWEI},
     };
   },
 
+  /** Full blocks only (the route has no blinded form): the local payload. */
   async produceBlockV2(args, ctx) {
-    const {contents, fork, executionPayloadValue, consensusBlockValue} = await produceBlock(args, ctx);
+    const {contents, fork, executionPayloadValue, consensusBlockValue} = await produceBlock(args, ctx, 0n);
     return {data: contents, meta: {version: fork, blockValue: executionPayloadValue, consensusBlockValue: consensusBlockValue * WEI_PER_GWEI}};
+  },
+
+  /** The builder's block when it has a usable bid, else the local block blinded (its payload is kept: publishing unblinds it). */
+  async produceBlindedBlock(args, ctx) {
+    const {contents, fork, blinded} = await produceBlock(args, ctx, ALWAYS_BUILDER);
+    const block = blinded || !isForkPostBellatrix(fork) ? contents.block : beaconBlockToBlinded(ctx.chain.config, contents.block as Parameters<typeof beaconBlockToBlinded>[1]);
+    return {data: {block: block as BeaconBlock, kzgProofs: [], blobs: []}, meta: {version: fork}};
   },
 
   async produceAttestationData({slot, committeeIndex}, ctx) {
@@ -201,8 +215,8 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
     return {data: indices.map((index) => ({index, isLive: ctx.chain.liveness.isLive(epoch, index)}))};
   },
 
-  /** Verified and kept for active and pending validators (the spec leaves the others out); with no builder, nothing else uses them. */
-  async registerValidator({registrations}, {chain, node}) {
+  /** Verified and kept for active and pending validators (the spec leaves the others out); with `--builder`, sent to the relay. */
+  async registerValidator({registrations}, {chain, node, builder}) {
     const state = chain.getHeadState();
     const epoch = computeEpochAtSlot(state.slot);
     await submitEach(registrations, "validator registrations", async (signed) => {
@@ -213,6 +227,7 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
         return;
       }
       node.setValidatorRegistration(signed.message);
+      builder?.register(signed);
     });
   },
 

@@ -1,14 +1,16 @@
 import {BooleanType, ContainerType, ListBasicType, type ValueOf} from "@chainsafe/ssz";
 import {
   type ForkName,
+  isForkPostBellatrix,
   MAX_COMMITTEES_PER_SLOT,
   SYNC_COMMITTEE_SIZE,
   TARGET_AGGREGATORS_PER_COMMITTEE,
   VALIDATOR_REGISTRY_LIMIT,
 } from "@lodestar/params";
-import {ssz, type Attestation, type SignedAggregateAndProof, type altair, type bellatrix, type phase0} from "@lodestar/types";
+import {ssz, type Attestation, type BeaconBlock, type SignedAggregateAndProof, type altair, type bellatrix, type phase0} from "@lodestar/types";
 import {
   type BlockContents,
+  type SszLike,
   type ValidatorId,
   type VersionMeta,
   blockContentsType,
@@ -126,6 +128,16 @@ const produceBlockArgs: {[K in keyof ProduceBlockArgs]-?: ParamDef<ProduceBlockA
   graffiti: {in: "query", name: "graffiti", codec: optional(graffiti)},
   skipRandaoVerification: {in: "query", name: "skip_randao_verification", codec: flag},
 };
+/** A blinded block (a bare block before bellatrix) carried as block contents without blobs. */
+function blindedBlockAsContents(version: ForkName): SszLike<BlockContents> {
+  const type = forkType<BeaconBlock>(version, isForkPostBellatrix(version) ? "BlindedBeaconBlock" : "BeaconBlock");
+  return {
+    toJson: (c) => type.toJson(c.block),
+    fromJson: (json) => ({block: type.fromJson(json), kzgProofs: [], blobs: []}),
+    serialize: (c) => type.serialize(c.block),
+    deserialize: (bytes) => ({block: type.deserialize(bytes), kzgProofs: [], blobs: []}),
+  };
+}
 const AGGREGATES_LIMIT = MAX_COMMITTEES_PER_SLOT * TARGET_AGGREGATORS_PER_COMMITTEE;
 
 export const validatorRoutes = {
@@ -162,10 +174,7 @@ export const validatorRoutes = {
     args: {...produceBlockArgs, builderBoostFactor: {in: "query", name: "builder_boost_factor", codec: optional(uint64)}},
     response: {
       kind: "data",
-      data: sszData((meta) => {
-        if (meta.executionPayloadBlinded) throw new Error("blinded blocks are not supported");
-        return blockContentsType(meta.version);
-      }, {ssz: true}),
+      data: sszData((meta) => (meta.executionPayloadBlinded ? blindedBlockAsContents(meta.version) : blockContentsType(meta.version)), {ssz: true}),
       meta: {
         version: versionMeta,
         executionPayloadBlinded: executionPayloadBlindedMeta,
@@ -186,6 +195,19 @@ export const validatorRoutes = {
       data: sszData((meta) => blockContentsType(meta.version), {ssz: true}),
       meta: {version: versionMeta, blockValue: blockValueMeta, consensusBlockValue: v2ConsensusBlockValueMeta},
     },
+  }),
+  /**
+   * Removed from the standard API with v3 (v2.x: `produceBlindedBlock`); validator clients in builder
+   * mode of early 2023 (Lodestar 1.5) call it. The builder's block when it has a usable bid, else the
+   * local block blinded (before bellatrix, the block itself).
+   */
+  produceBlindedBlock: route<ProduceBlockArgs, BlockContents, VersionMeta>({
+    method: "GET",
+    path: "/eth/v1/validator/blinded_blocks/{slot}",
+    version: 1,
+    tag: "Validator",
+    args: produceBlockArgs,
+    response: {kind: "data", data: sszData((meta) => blindedBlockAsContents(meta.version), {ssz: true}), meta: versionOnlyMeta},
   }),
   produceAttestationData: route<{slot: number; committeeIndex: number}, phase0.AttestationData>({
     method: "GET",

@@ -51,6 +51,7 @@ export const validatorSamples: Record<string, Sample> = {
   ],
   produceBlockV3: produceBlockSample,
   produceBlockV2: produceBlockSample,
+  produceBlindedBlock: produceBlockSample,
   produceAttestationData: (ctx) => [
     {label: "current slot", query: {slot: ctx.currentSlot(), committee_index: 0}, status: 200},
     {label: "no committee index", query: {slot: ctx.currentSlot()}, status: 400},

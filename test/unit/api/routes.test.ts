@@ -17,7 +17,8 @@ const all = Object.values(routes as Record<string, Route>);
  * Routes the product spec keeps although the pinned Beacon API (v4.0.0) removed them:
  * v1 block publishing (full and blinded), v1 attestation pool, attester slashings, block
  * attestations and aggregation (pre-electra shapes), the v2 block production endpoint
- * (replaced by produceBlockV3), and the v1 debug state (phase0) and chain heads.
+ * (replaced by produceBlockV3) and the v1 blinded one (builder mode of early 2023 clients),
+ * and the v1 debug state (phase0) and chain heads.
  */
 const REMOVED_FROM_STANDARD = [
   "publishBlock",
@@ -30,6 +31,7 @@ const REMOVED_FROM_STANDARD = [
   "getAggregatedAttestation",
   "publishAggregateAndProofs",
   "produceBlockV2",
+  "produceBlindedBlock",
   "getState",
   "getDebugChainHeads",
 ];
