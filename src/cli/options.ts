@@ -71,6 +71,7 @@ export const VALIDATOR_COMMAND: CommandSpec<ValidatorOptions> = {
       parse: (text) => (text === undefined ? undefined : executionAddress(text)),
     }),
     ...graffitiOptions(CLIENT),
+    ...validatorBuilderOptions(CLIENT),
     interopIndices: option({
       name: "interop-indices",
       value: "RANGE",
@@ -81,7 +82,6 @@ export const VALIDATOR_COMMAND: CommandSpec<ValidatorOptions> = {
     }),
     ...keyOptions(KEYS),
     ...keymanagerOptions(KEYMANAGER),
-    ...validatorBuilderOptions(CLIENT),
     ...logOptions(),
   },
 };
