@@ -143,7 +143,7 @@ export class BeaconChain implements IBeaconChain {
       anchorSlot: () => this.anchorSlot,
     });
     this.sidecarRetention = opts.pruneSidecars === false ? null : new SidecarRetention(config, db);
-    this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
+    this.dataAvailability = new DataAvailability({config, db, engine, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
     this.pools = new OperationPools({
       config,
       currentSlot: () => clock.currentSlot(),
@@ -174,6 +174,7 @@ export class BeaconChain implements IBeaconChain {
     this.clock.off("slot", this.onSlotListener);
     await this.importQueue;
     await this.sidecarRetention?.whenIdle();
+    await this.dataAvailability.close();
     await this.lightClient.close();
   }
 

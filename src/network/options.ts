@@ -22,4 +22,6 @@ export interface NetworkOptions {
   discovery: boolean;
   /** join every attestation and sync committee subnet, and say so in the ENR and metadata */
   subscribeAllSubnets: boolean;
+  /** from fulu on, custody half of the custody groups: enough to rebuild every data column */
+  semiSupernode: boolean;
 }
