@@ -114,6 +114,8 @@ export class ColumnSources {
     // the spec lets a node skip checking the engine's blobs; the node checks those it keeps and
     // publishes, so that an engine's bad answer never reaches its peers or its database
     if (!(await this.cellProofsValid(wanted))) throw new Error("the engine's blobs or cell proofs do not match the block's commitments");
+    // every column was in hand: nothing to rebuild once half of them are held
+    this.start(`rebuild ${rootHex}`);
     const added = this.take(rootHex, wanted);
     if (added > 0) log.info({slot, root: rootHex, blobs: blobs.length, columns: added}, "data columns built from the execution engine's blobs");
   }
