@@ -41,7 +41,7 @@ export interface HeldColumns {
 export interface ColumnSourcesDeps {
   config: ChainForkConfig;
   held: HeldColumns;
-  kzg: Pick<KzgThread, "recover" | "computeCells" | "verifyCells">;
+  kzg: Pick<KzgThread, "recover" | "computeCells" | "verifyCells" | "warm">;
   /** engine_getBlobsV2 (absent: an engine that has no blob pool) */
   getBlobs?: (fork: string, versionedHashes: Uint8Array[]) => Promise<Array<BlobAndProofs | null> | null>;
   /** waits `ms` (tests pass one that moves their clock) */
@@ -65,6 +65,11 @@ export class ColumnSources {
   /** Where the columns the node takes from the engine or rebuilds are published (the network sets it). */
   setPublisher(publisher: ColumnPublisher | null): void {
     this.publisher = publisher;
+  }
+
+  /** The node now samples these columns: with half of them or more it rebuilds every block, so the KZG thread starts now. */
+  onSamplingColumns(columns: number[]): void {
+    if (columns.length >= COLUMNS_TO_RECONSTRUCT) this.deps.kzg.warm();
   }
 
   /** A rebuilt column the node does not sample, while it is kept. */

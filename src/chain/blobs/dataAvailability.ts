@@ -88,6 +88,7 @@ export class DataAvailability {
 
   setSamplingColumns(columns: number[]): void {
     this.sampling = [...columns].sort((a, b) => a - b);
+    if (this.deps.config.FULU_FORK_EPOCH !== Infinity) this.columnSources.onSamplingColumns(this.sampling);
   }
 
   samplingColumns(): number[] {

@@ -39,6 +39,11 @@ export class KzgThread {
   private nextId = 0;
   private closed = false;
 
+  /** Starts the thread (it loads its trusted setup) ahead of the first job, for a node that will need it. */
+  warm(): void {
+    if (!this.closed && !this.worker) this.start();
+  }
+
   /** recover_cells_and_kzg_proofs of each row (a blob): its cell indices ascending and those cells, at least half of them */
   async recover(rows: {indices: number[]; cells: Uint8Array[]}[]): Promise<{cells: Uint8Array[][]; proofs: Uint8Array[][]}> {
     const result = await this.run({op: "recover", rows});
