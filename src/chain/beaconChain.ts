@@ -245,6 +245,7 @@ export class BeaconChain implements IBeaconChain {
   getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null> { return this.reads.getCanonicalBlockRootAtSlot(slot); }
   getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null> { return this.reads.getBlobSidecars(blockRoot); }
   getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]> { return this.reads.getDataColumnSidecars(blockRoot, columns); }
+  blobsOfColumns(columns: fulu.DataColumnSidecar[]): Promise<Uint8Array[]> { return this.dataAvailability.columnSources.blobsOf(columns); }
 
   isCanonical(blockRoot: Root): boolean {
     const rootHex = toRootHex(blockRoot);

@@ -108,6 +108,11 @@ describe("data columns once the supernode is gone", () => {
         // H keeps its own half of each block, not what it rebuilt
         expect({slot, columns: await columnsAt(urlH, root)}).toEqual({slot, columns: half});
       }
+      // and gives a block's blobs over REST from its half, as P does from the blobs it built
+      const [{root}] = await blocksOfP(killedAt + 1, await headSlot(urlX));
+      const blobsOf = async (url: string) => (await getJson(url, `/eth/v1/beacon/blobs/${root}`)).body.data as string[];
+      expect(await blobsOf(urlH)).toEqual(await blobsOf(urlP));
+      expect(await blobsOf(urlH)).toHaveLength(1);
     },
     240_000
   );

@@ -6,7 +6,7 @@ import type {BlobAndProofs} from "../../execution/engine.ts";
 import {kzgCommitmentToVersionedHash} from "../../execution/engineJson.ts";
 import {getLogger} from "../../log.ts";
 import type {KzgThread} from "./kzgThread.ts";
-import {COLUMNS_TO_RECONSTRUCT, recoverColumns} from "./reconstruction.ts";
+import {COLUMNS_TO_RECONSTRUCT, blobsOfColumns, recoverColumns} from "./reconstruction.ts";
 import {blobCommitmentsOf, dataColumnSidecarsOfBlock} from "./sidecars.ts";
 
 const log = getLogger("chain");
@@ -70,6 +70,11 @@ export class ColumnSources {
   /** The node now samples these columns: with half of them or more it rebuilds every block, so the KZG thread starts now. */
   onSamplingColumns(columns: number[]): void {
     if (columns.length >= COLUMNS_TO_RECONSTRUCT) this.deps.kzg.warm();
+  }
+
+  /** The blobs of a block from at least half of its columns, recovered on the KZG thread when the first half is not all there. */
+  blobsOf(columns: fulu.DataColumnSidecar[]): Promise<Uint8Array[]> {
+    return blobsOfColumns(this.deps.kzg, columns);
   }
 
   /** A rebuilt column the node does not sample, while it is kept. */

@@ -39,3 +39,16 @@ export async function recoverColumns(kzg: Pick<KzgThread, "recover">, columns: f
   const {cells, proofs} = await kzg.recover(rows);
   return dataColumnSidecarsOf(first.signedBlockHeader, first.kzgCommitments, first.kzgCommitmentsInclusionProof, cells, proofs);
 }
+
+/**
+ * The blobs of a fulu block from at least half of its columns: the first half of an extended
+ * blob's cells is the blob itself; with other columns, the cells are recovered first (on the
+ * KZG thread).
+ */
+export async function blobsOfColumns(kzg: Pick<KzgThread, "recover">, columns: fulu.DataColumnSidecar[]): Promise<Uint8Array[]> {
+  const byIndex = new Map(columns.map((c) => [c.index, c]));
+  const firstHalf = Array.from({length: COLUMNS_TO_RECONSTRUCT}, (_, i) => byIndex.get(i));
+  const direct = firstHalf.every((c) => c !== undefined) ? (firstHalf as fulu.DataColumnSidecar[]) : (await recoverColumns(kzg, columns)).slice(0, COLUMNS_TO_RECONSTRUCT);
+  const blobCount = direct[0].column.length;
+  return Array.from({length: blobCount}, (_, row) => Buffer.concat(direct.map((c) => c.column[row])));
+}

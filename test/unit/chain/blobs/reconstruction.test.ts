@@ -2,7 +2,7 @@ import {afterAll, describe, expect, it, jest} from "@jest/globals";
 import {NUMBER_OF_COLUMNS} from "@lodestar/params";
 import {ssz, type fulu} from "@lodestar/types";
 import {KzgThread} from "../../../../src/chain/blobs/kzgThread.ts";
-import {ReconstructionError, recoverColumns} from "../../../../src/chain/blobs/reconstruction.ts";
+import {ReconstructionError, blobsOfColumns, recoverColumns} from "../../../../src/chain/blobs/reconstruction.ts";
 import {buildDataColumnSidecars, columnInclusionProofIsValid, columnSidecarsKzgValid} from "../../../../src/chain/blobs/sidecars.ts";
 import {blobBlock, config} from "./columnFixture.ts";
 
@@ -53,6 +53,12 @@ describe("data column reconstruction", () => {
       console.log(`recovered ${blobs.length} blobs from ${what} in ${tookMs.toFixed(0)} ms; event loop busy ${loop.active.toFixed(0)} ms of it`);
       expect(loop.active).toBeLessThan(tookMs / 3);
     }
+  });
+
+  it("gives back the blobs (REST getBlobs) from the first half of the columns as they are, and from any other half recovered", async () => {
+    const hex = (blobList: Uint8Array[]) => blobList.map((b) => Buffer.from(b).toString("hex"));
+    expect(hex(await blobsOfColumns(kzg, columns.slice(0, 64)))).toEqual(hex(blobs));
+    expect(hex(await blobsOfColumns(kzg, columns.slice(64)))).toEqual(hex(blobs));
   });
 
   it("refuses fewer than half of the columns, duplicates counted once, and columns of two blocks", async () => {
