@@ -156,7 +156,7 @@ export class BeaconChain implements IBeaconChain {
     this.pendingChildren = new PendingChildren(() => clock.currentSlot());
     this.targetShufflings = new TargetShufflings({forkChoice: () => this.forkChoice, headRoot: () => this.head.blockRoot, getHeadStateAtEpoch: (epoch) => this.getHeadStateAtEpoch(epoch), getStateAtSlot: (root, slot) => this.regen.getStateAtSlot(root, slot)});
     this.sidecarRetention = opts.pruneSidecars === false ? null : new SidecarRetention(config, db);
-    this.dataAvailability = new DataAvailability({config, db, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
+    this.dataAvailability = new DataAvailability({config, db, engine, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
     this.pools = new OperationPools({
       config,
       currentSlot: () => clock.currentSlot(),
@@ -189,6 +189,7 @@ export class BeaconChain implements IBeaconChain {
     this.clock.off("slot", this.onSlotListener);
     await this.importQueue;
     await this.sidecarRetention?.whenIdle();
+    await this.dataAvailability.close();
     await this.lightClient.close();
   }
 
@@ -259,6 +260,7 @@ export class BeaconChain implements IBeaconChain {
   getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null> { return this.reads.getCanonicalBlockRootAtSlot(slot); }
   getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null> { return this.reads.getBlobSidecars(blockRoot); }
   getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]> { return this.reads.getDataColumnSidecars(blockRoot, columns); }
+  blobsOfColumns(columns: fulu.DataColumnSidecar[]): Promise<Uint8Array[]> { return this.dataAvailability.columnSources.blobsOf(columns); }
 
   isCanonical(blockRoot: Root): boolean {
     const rootHex = toRootHex(blockRoot);

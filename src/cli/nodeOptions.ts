@@ -180,6 +180,15 @@ validators it drives itself.`,
       group: NETWORK,
       help: "subscribe to all attestation, sync committee and data column subnets and advertise it in the ENR and metadata; from fulu on the node is a supernode, keeping every data column",
     }),
+    semiSupernode: flag({
+      name: "semi-supernode",
+      group: NETWORK,
+      help: "from fulu on, custody half of the data column custody groups (64 of 128), enough to rebuild every column of a block from its own: the node rebuilds the others, serves them by root for a few blocks and can answer `getBlobs` (as Lighthouse's and Lodestar's option of this name); not with `--subscribe-all-subnets`. See docs/data-columns.md",
+      parse: (set, ctx) => {
+        if (set && ctx.get("subscribeAllSubnets")) throw new InvalidValue("not with --subscribe-all-subnets, whose supernode keeps every column");
+        return set;
+      },
+    }),
 
     dataDir: option({
       name: "data-dir",

@@ -70,6 +70,12 @@ export interface BuiltPayload {
   blockValue: bigint;
 }
 
+/** One blob and its proof(s) from the engine's blob pool (BlobAndProofV1, or V2 with the cell proofs). */
+export interface BlobAndProofs {
+  blob: Uint8Array;
+  proofs: Uint8Array[];
+}
+
 export interface ExecutionEngine {
   /** engine_newPayload: is this payload valid on top of its parent? */
   notifyNewPayload(fork: string, payload: ExecutionPayload, context?: NewPayloadContext): Promise<PayloadStatus>;
@@ -77,4 +83,10 @@ export interface ExecutionEngine {
   notifyForkchoiceUpdate(headBlockHash: Uint8Array, safeBlockHash: Uint8Array, finalizedBlockHash: Uint8Array, fork?: string): Promise<PayloadStatus | void>;
   /** engine_forkchoiceUpdated with attributes followed by engine_getPayload. */
   buildPayload(fork: string, parent: ParentPayload, attributes: PayloadAttributes): Promise<BuiltPayload>;
+  /**
+   * engine_getBlobs of the fork (V1 deneb and electra, V2 from fulu): the blobs the engine's pool
+   * holds for these versioned hashes, null where one is missing (V1), or null for all when any
+   * is missing (V2). Absent: the engine has no blob pool.
+   */
+  getBlobs?(fork: string, versionedHashes: Uint8Array[]): Promise<Array<BlobAndProofs | null> | null>;
 }

@@ -2,6 +2,7 @@ import type {ForkName} from "@lodestar/params";
 import type {ExecutionPayload} from "@lodestar/types";
 import {getLogger} from "../log.ts";
 import {
+  type BlobAndProofs,
   type BuiltPayload,
   EMPTY_BLOBS_BUNDLE,
   EngineUnavailableError,
@@ -50,11 +51,7 @@ export interface HttpEngineOptions {
   nowSeconds?: () => number;
 }
 
-/** One blob and its proof(s) from the engine's blob pool (BlobAndProofV1, or V2 with the cell proofs). */
-export interface BlobAndProofs {
-  blob: Uint8Array;
-  proofs: Uint8Array[];
-}
+export type {BlobAndProofs} from "./engine.ts";
 
 /** engine_newPayloadV3 → 3 */
 const versionOf = (method: string): number => Number(method.slice(method.lastIndexOf("V") + 1));

@@ -3,7 +3,8 @@ import {ForkSeq, isForkPostCapella, isForkPostDeneb, type ForkName} from "@lodes
 import {ssz, type ExecutionPayload} from "@lodestar/types";
 import {createHash} from "node:crypto";
 import {blobToCommitment, computeBlobProof, computeCellsAndProofs} from "../chain/blobs/kzg.ts";
-import {type BlobsBundle, type BuiltPayload, EMPTY_BLOBS_BUNDLE, type ExecutionEngine, type ParentPayload, type PayloadAttributes, type PayloadStatus} from "./engine.ts";
+import {type BlobAndProofs, type BlobsBundle, type BuiltPayload, EMPTY_BLOBS_BUNDLE, type ExecutionEngine, type ParentPayload, type PayloadAttributes, type PayloadStatus} from "./engine.ts";
+import {data, kzgCommitmentToVersionedHash} from "./engineJson.ts";
 
 /** Hash of the dev chain's execution genesis block (there is no real one). */
 export const GENESIS_EXECUTION_BLOCK_HASH = new Uint8Array(createHash("sha256").update("beacon-gateway dev execution genesis").digest());
@@ -12,6 +13,8 @@ const BASE_FEE_PER_GAS = 7n;
 const EMPTY_TRIE_ROOT = Uint8Array.from(Buffer.from("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421", "hex"));
 const BYTES_PER_BLOB = 131072;
 const GAS_PER_BLOB = 131072n;
+/** blobs kept in the mock's pool, 128 KiB each */
+const MAX_POOLED_BLOBS = 256;
 
 /**
  * A blob of pseudo-random field elements, derived from a seed: each 32-byte element starts with
@@ -74,6 +77,11 @@ export function mockBlockHash(fork: ForkName, payload: ExecutionPayload): Uint8A
  */
 export class MockExecutionEngine implements ExecutionEngine {
   private readonly blobsPerBlock: number;
+  /**
+   * The blobs of the payloads it built, by versioned hash, with their proof (deneb, electra) or
+   * cell proofs (fulu): its blob pool, as a real engine's holds the blobs of the transactions it saw
+   */
+  private readonly pool = new Map<string, BlobAndProofs>();
 
   constructor(opts: MockEngineOptions = {}) {
     this.blobsPerBlock = opts.blobsPerBlock ?? 0;
@@ -113,7 +121,28 @@ export class MockExecutionEngine implements ExecutionEngine {
     if (isForkPostDeneb(forkName)) Object.assign(payload, {blobGasUsed: BigInt(blobCount) * GAS_PER_BLOB, excessBlobGas: 0n});
     payload.blockHash = mockBlockHash(forkName, payload);
     const blobsBundle = blobCount > 0 ? mockBlobsBundle(forkName, Buffer.from(payload.blockHash).toString("hex"), blobCount) : EMPTY_BLOBS_BUNDLE;
+    this.addToPool(blobsBundle);
     return {payload, blobsBundle, executionRequests: {deposits: [], withdrawals: [], consolidations: []}, blockValue: 0n};
+  }
+
+  /**
+   * engine_getBlobsV1 (before fulu): each blob with its proof, null where the pool has none;
+   * engine_getBlobsV2 (fulu): every blob with its cell proofs, or null if any is missing.
+   */
+  async getBlobs(fork: string, versionedHashes: Uint8Array[]): Promise<Array<BlobAndProofs | null> | null> {
+    const found = versionedHashes.map((hash) => this.pool.get(data(hash)));
+    if (ForkSeq[fork as ForkName] < ForkSeq.fulu) return found.map((b) => (b && b.proofs.length === 1 ? b : null));
+    if (found.some((b) => !b || b.proofs.length === 1)) return null;
+    return found as BlobAndProofs[];
+  }
+
+  private addToPool({blobs, proofs, commitments}: BlobsBundle): void {
+    const proofsPerBlob = blobs.length === 0 ? 0 : proofs.length / blobs.length;
+    blobs.forEach((blob, i) => {
+      this.pool.set(data(kzgCommitmentToVersionedHash(commitments[i])), {blob, proofs: proofs.slice(i * proofsPerBlob, (i + 1) * proofsPerBlob)});
+    });
+    // a blob pool, not an archive: the oldest blobs go
+    for (const key of this.pool.keys()) if (this.pool.size > MAX_POOLED_BLOBS) this.pool.delete(key);
   }
 }
 

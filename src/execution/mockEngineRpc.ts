@@ -4,7 +4,6 @@ import type {BuiltPayload, ParentPayload, PayloadAttributes, PayloadStatus, Payl
 import {
   EngineJsonError,
   data,
-  kzgCommitmentToVersionedHash,
   parseData,
   parseObject,
   parsePayload,
@@ -40,8 +39,6 @@ export class RpcError extends Error {
 export const INVALID_PARAMS = -32602;
 export const METHOD_NOT_FOUND = -32601;
 const UNKNOWN_PAYLOAD = -38001;
-/** 128 KiB each */
-const MAX_POOLED_BLOBS = 256;
 
 interface KnownBlock {
   parentHash: string;
@@ -83,8 +80,6 @@ export class MockEngineRpc {
   private readonly imposed = new Map<string, ImposedStatus>();
   /** block number → the payload a verdict by number was bound to */
   private readonly boundByNumber = new Map<number, string>();
-  /** blobs of built payloads by versioned hash, with their proof (deneb, electra) or cell proofs (fulu) */
-  private readonly blobs = new Map<string, {blob: Uint8Array; proofs: Uint8Array[]}>();
   private nextPayloadId = 1n;
   /** forkchoiceUpdatedV3 serves deneb, electra and fulu: building starts for the fork of the last getPayload */
   private lastFork = "fulu" as ForkName;
@@ -105,7 +100,7 @@ export class MockEngineRpc {
       if (method.startsWith("engine_newPayload")) return await this.newPayload(version, params);
       if (method.startsWith("engine_forkchoiceUpdated")) return this.forkchoiceUpdated(method, params);
       if (method.startsWith("engine_getPayload")) return await this.getPayload(version, params[0]);
-      return this.getBlobs(version, params[0]);
+      return await this.getBlobs(version, params[0]);
     } catch (e) {
       if (e instanceof EngineJsonError) throw new RpcError(INVALID_PARAMS, `Invalid params: ${e.message}`);
       throw e;
@@ -237,19 +232,12 @@ export class MockEngineRpc {
     return result;
   }
 
-  /** The payload of `pending` for `fork`, built once; its block and blobs are remembered. */
+  /** The payload of `pending` for `fork`, built once; its block is remembered (its blobs go to the engine's pool). */
   private build(pending: PendingPayload, fork: ForkName): Promise<BuiltPayload> {
     let building = pending.built.get(fork);
     if (!building) {
       building = this.engine.buildPayload(fork, pending.parent, pending.attributes).then((built) => {
         this.remember(built.payload);
-        const {blobs, proofs, commitments} = built.blobsBundle;
-        const proofsPerBlob = blobs.length === 0 ? 0 : proofs.length / blobs.length;
-        blobs.forEach((blob, i) => {
-          this.blobs.set(data(kzgCommitmentToVersionedHash(commitments[i])), {blob, proofs: proofs.slice(i * proofsPerBlob, (i + 1) * proofsPerBlob)});
-        });
-        // a blob pool, not an archive: the oldest blobs go
-        for (const key of this.blobs.keys()) if (this.blobs.size > MAX_POOLED_BLOBS) this.blobs.delete(key);
         return built;
       });
       pending.built.set(fork, building);
@@ -258,13 +246,13 @@ export class MockEngineRpc {
   }
 
   /** V1: each blob with its one proof, null where missing; V2: blobs with their cell proofs, or null if any is missing. */
-  private getBlobs(version: number, param: unknown): unknown {
+  private async getBlobs(version: number, param: unknown): Promise<unknown> {
     if (!Array.isArray(param)) throw new RpcError(INVALID_PARAMS, "Invalid params: not an array of versioned hashes");
     if (param.length > 128) throw new RpcError(-38004, "Too large request");
-    const found = param.map((h, i) => this.blobs.get(data(parseData(h, `versionedHashes[${i}]`, 32))));
-    if (version === 1) return found.map((b) => (b && b.proofs.length === 1 ? {blob: data(b.blob), proof: data(b.proofs[0])} : null));
-    if (found.some((b) => !b || b.proofs.length === 1)) return null;
-    return found.map((b) => ({blob: data(b!.blob), proofs: b!.proofs.map(data)}));
+    const hashes = param.map((h, i) => parseData(h, `versionedHashes[${i}]`, 32));
+    const found = await this.engine.getBlobs(version === 1 ? "electra" : "fulu", hashes);
+    if (version === 1) return found!.map((b) => (b ? {blob: data(b.blob), proof: data(b.proofs[0])} : null));
+    return found === null ? null : found.map((b) => ({blob: data(b!.blob), proofs: b!.proofs.map(data)}));
   }
 }
 

@@ -52,9 +52,13 @@ export function samplingColumns(config: CustodyConfig, nodeId: bigint, custodyGr
   return columnsOfGroups(config, getCustodyGroups(config, nodeId, Math.min(samplingSize, config.NUMBER_OF_CUSTODY_GROUPS)));
 }
 
-/** The node's custody group count: every group for a supernode, else the spec's minimum. */
-export function ourCustodyGroupCount(config: CustodyConfig, supernode: boolean): number {
-  return supernode ? config.NUMBER_OF_CUSTODY_GROUPS : config.CUSTODY_REQUIREMENT;
+/**
+ * The node's custody group count: every group for a supernode, half of them for a semi-supernode
+ * (the columns that rebuild all of them), else the spec's minimum.
+ */
+export function ourCustodyGroupCount(config: CustodyConfig, supernode: boolean, semiSupernode = false): number {
+  if (supernode) return config.NUMBER_OF_CUSTODY_GROUPS;
+  return semiSupernode ? Math.max(config.NUMBER_OF_CUSTODY_GROUPS / 2, config.CUSTODY_REQUIREMENT) : config.CUSTODY_REQUIREMENT;
 }
 
 /**

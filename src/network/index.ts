@@ -192,7 +192,13 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     metrics: deps.metrics,
   });
 
-  // data columns (fulu): a supernode keeps every custody group, others the spec's minimum, raised
+  // columns built from the execution engine's blobs or rebuilt from half of them, published as if
+  // they had come over gossip (on the subnets of the columns the node samples, those it joins)
+  chain.dataAvailability.columnSources.setPublisher((sidecars) => {
+    for (const data of sidecars) void gossip.publish({type: "data_column_sidecar", data}).catch((e: Error) => log.debug({err: e.message}, "column publish failed"));
+  });
+
+  // data columns (fulu): a supernode keeps every custody group, a semi-supernode half, others the spec's minimum, raised
   // with the effective balance of the validators attached (those that post committee subscriptions)
   const nodeIdNumber = BigInt("0x" + identity.nodeId.replace(/^0x/, ""));
   let custodyGroupCount = 0;
@@ -208,7 +214,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     gossip.setDataColumnSubnets([...new Set(sampledColumns.map((c) => c % config.DATA_COLUMN_SIDECAR_SUBNET_COUNT))]);
     if (count > config.CUSTODY_REQUIREMENT) log.info({custodyGroupCount: count, columns: sampledColumns.length}, "data column custody set");
   };
-  setCustody(Math.max(ourCustodyGroupCount(config, opts.subscribeAllSubnets), (await chain.db.chainMeta.custodyGroupCount.get()) ?? 0));
+  setCustody(Math.max(ourCustodyGroupCount(config, opts.subscribeAllSubnets, opts.semiSupernode), (await chain.db.chainMeta.custodyGroupCount.get()) ?? 0));
   const attachedValidators = new Set<number>();
   const updateValidatorCustody = () => {
     if (attachedValidators.size === 0) return;
@@ -337,6 +343,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       chain.clock.off("slot", onSlot);
       stopLightClientPublisher();
       chain.dataAvailability.setFetcher(null);
+      chain.dataAvailability.columnSources.setPublisher(null);
       await rangeSync.stop();
       await backfill.stop();
       await discovery?.stop();

@@ -24,4 +24,6 @@ export interface NetworkOptions {
   subscribeAllSubnets: boolean;
   /** after checkpoint sync, backfill blocks down to genesis, not only MIN_EPOCHS_FOR_BLOCK_REQUESTS back */
   backfillToGenesis: boolean;
+  /** from fulu on, custody half of the custody groups: enough to rebuild every data column */
+  semiSupernode: boolean;
 }

@@ -1,7 +1,7 @@
 import {afterAll, describe, expect, it} from "@jest/globals";
 import {writeFileSync} from "node:fs";
 import {join} from "node:path";
-import {NodeProcess, chainView, getJson, tempDataDir, waitFor} from "./nodeProcess.ts";
+import {NodeProcess, chainView, getJson, p2pAddress, tempDataDir, waitFor} from "./nodeProcess.ts";
 
 /**
  * A devnet of separate node processes that share only a genesis state and the network: three
@@ -33,13 +33,6 @@ function nodeArgs(dir: string, extra: string[]): string[] {
 
 
 
-/** The node's own p2p address, as it lists it in its identity. */
-async function p2pAddress(url: string): Promise<string> {
-  const {body} = await getJson(url, "/eth/v1/node/identity");
-  const address = (body.data.p2p_addresses as string[]).find((a) => a.startsWith("/ip4/127.0.0.1/tcp/"));
-  if (!address) throw new Error(`no loopback p2p address in ${JSON.stringify(body.data.p2p_addresses)}`);
-  return address;
-}
 
 async function connectedPeers(url: string): Promise<number> {
   return Number((await getJson(url, "/eth/v1/node/peer_count")).body.data.connected);

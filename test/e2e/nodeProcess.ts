@@ -128,6 +128,14 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
   }
 }
 
+/** The node's own p2p address, as it lists it in its identity. */
+export async function p2pAddress(url: string): Promise<string> {
+  const {body} = await getJson(url, "/eth/v1/node/identity");
+  const address = (body.data.p2p_addresses as string[]).find((a) => a.startsWith("/ip4/127.0.0.1/tcp/"));
+  if (!address) throw new Error(`no loopback p2p address in ${JSON.stringify(body.data.p2p_addresses)}`);
+  return address;
+}
+
 /** What a node's REST API says of its chain: genesis, head and finalized checkpoint. */
 export async function chainView(url: string) {
   const genesis = await getJson(url, "/eth/v1/beacon/genesis");

@@ -79,7 +79,7 @@ export async function blobsOfBlock(chain: IBeaconChain, blockId: BlockId, versio
   if (ForkSeq[meta.version] >= ForkSeq.fulu) {
     const columns = await chain.getDataColumnSidecars(root);
     if (columns.length < NUMBER_OF_COLUMNS / 2) throw unavailable(root, `Blobs (${columns.length} of the ${NUMBER_OF_COLUMNS / 2} columns needed)`);
-    blobs = blobsFromColumns(columns);
+    blobs = chain.blobsOfColumns ? await chain.blobsOfColumns(columns) : blobsFromColumns(columns);
   } else {
     const stored = await chain.getBlobSidecars(root);
     if (!stored) throw unavailable(root, "Blobs");

@@ -5,7 +5,10 @@ import {ssz, type deneb, type fulu, type phase0, type SignedBeaconBlock} from "@
 import {toRootHex} from "@lodestar/utils";
 import type {BeaconDb} from "../../db/beaconDb.ts";
 import type {DbOp} from "../../db/repository.ts";
+import type {ExecutionEngine} from "../../execution/engine.ts";
 import {BlockError} from "../interface.ts";
+import {ColumnSources} from "./columnSources.ts";
+import {KzgThread} from "./kzgThread.ts";
 import {blobCommitmentsOf, sidecarMatchesBlock} from "./sidecars.ts";
 
 /**
@@ -42,6 +45,12 @@ export interface DataAvailabilityDeps {
   waitMs?: number;
   /** waits `ms` (a timer unless given: tests pass one that moves their clock) */
   sleep?: (ms: number) => Promise<void>;
+  /** the execution engine, whose blob pool (engine_getBlobsV2) may hold a block's blobs */
+  engine?: Pick<ExecutionEngine, "getBlobs">;
+  /** how long reconstruction waits for the other columns once half are here (default: a twelfth of a slot) */
+  reconstructDelayMs?: number;
+  /** the thread of the KZG cell work (default: one of its own, stopped by `close`) */
+  kzg?: KzgThread;
 }
 
 const timerSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -53,13 +62,33 @@ export class DataAvailability {
   /** the columns this node samples (fulu); every column until the network says otherwise */
   private sampling: number[] = Array.from({length: NUMBER_OF_COLUMNS}, (_, i) => i);
   private fetcher: SidecarFetcher | null = null;
+  /** the columns stored with the last blocks imported, by block root: held still, for the first-seen rule and the column sources */
+  private readonly stored = new Map<string, Set<number>>();
+  /** columns from the execution engine's blobs and from reconstruction */
+  readonly columnSources: ColumnSources;
+  private ownKzg: KzgThread | null = null;
 
   constructor(deps: DataAvailabilityDeps) {
     this.deps = deps;
+    const engine = deps.engine;
+    this.columnSources = new ColumnSources({
+      config: deps.config,
+      held: this,
+      kzg: deps.kzg ?? (this.ownKzg = new KzgThread()),
+      getBlobs: engine?.getBlobs ? (fork, hashes) => engine.getBlobs!(fork, hashes) : undefined,
+      sleep: deps.sleep ?? timerSleep,
+      reconstructDelayMs: deps.reconstructDelayMs ?? (deps.config.SECONDS_PER_SLOT * 1000) / 12,
+    });
+  }
+
+  /** Stops the KZG thread, if it is its own. */
+  async close(): Promise<void> {
+    await this.ownKzg?.close();
   }
 
   setSamplingColumns(columns: number[]): void {
     this.sampling = [...columns].sort((a, b) => a - b);
+    if (this.deps.config.FULU_FORK_EPOCH !== Infinity) this.columnSources.onSamplingColumns(this.sampling);
   }
 
   samplingColumns(): number[] {
@@ -89,16 +118,23 @@ export class DataAvailability {
 
   /** Verified data column sidecars; kept until their block is imported. */
   addColumnSidecars(sidecars: fulu.DataColumnSidecar[]): void {
-    for (const sidecar of sidecars) this.entryFor(sidecar.signedBlockHeader.message).columns.set(sidecar.index, sidecar);
+    const roots = new Set<string>();
+    for (const sidecar of sidecars) {
+      const {rootHex, entry} = this.entryOf(sidecar.signedBlockHeader.message);
+      entry.columns.set(sidecar.index, sidecar);
+      roots.add(rootHex);
+    }
     this.notify(sidecars.map((s) => s.signedBlockHeader.message));
+    for (const rootHex of roots) this.columnSources.onColumnsAdded(rootHex);
   }
 
   hasBlobSidecar(blockRootHex: string, index: number): boolean {
     return this.pending.get(blockRootHex)?.blobs.has(index) ?? false;
   }
 
+  /** Whether the node holds this column of the block: waiting for it, or stored with it lately. */
   hasColumnSidecar(blockRootHex: string, index: number): boolean {
-    return this.pending.get(blockRootHex)?.columns.has(index) ?? false;
+    return (this.pending.get(blockRootHex)?.columns.has(index) ?? false) || (this.stored.get(blockRootHex)?.has(index) ?? false);
   }
 
   /** Sidecars received for a block not yet imported (req/resp serves them too). */
@@ -106,8 +142,14 @@ export class DataAvailability {
     return [...(this.pending.get(blockRootHex)?.blobs.values() ?? [])].sort((a, b) => a.index - b.index);
   }
 
+  /** A column waiting for its block, or rebuilt lately and not sampled (served by root for a few blocks). */
   pendingColumnSidecar(blockRootHex: string, index: number): fulu.DataColumnSidecar | null {
-    return this.pending.get(blockRootHex)?.columns.get(index) ?? null;
+    return this.pending.get(blockRootHex)?.columns.get(index) ?? this.columnSources.rebuiltColumn(blockRootHex, index);
+  }
+
+  /** The columns of a block not yet imported. */
+  pendingColumns(blockRootHex: string): fulu.DataColumnSidecar[] {
+    return [...(this.pending.get(blockRootHex)?.columns.values() ?? [])];
   }
 
   missing(block: SignedBeaconBlock, blockRootHex: string): MissingData | null {
@@ -130,6 +172,7 @@ export class DataAvailability {
   async whenAvailable(block: SignedBeaconBlock, blockRoot: Uint8Array): Promise<void> {
     const rootHex = toRootHex(blockRoot);
     if (!this.missing(block, rootHex)) return;
+    this.columnSources.onBlockWaiting(block, blockRoot);
     const waitMs = this.deps.waitMs ?? Math.min(4000, this.deps.config.SECONDS_PER_SLOT * 1000);
     if (await this.waitFor(block, rootHex, waitMs)) return;
     const missing = this.missing(block, rootHex);
@@ -147,6 +190,10 @@ export class DataAvailability {
     const have = this.pending.get(rootHex);
     this.pending.delete(rootHex);
     if (!have || !this.matches(have, block)) return [];
+    if (have.columns.size > 0) {
+      this.stored.set(rootHex, new Set(have.columns.keys()));
+      while (this.stored.size > MAX_PENDING_BLOCKS) this.stored.delete(this.stored.keys().next().value as string);
+    }
     const ops: DbOp[] = [];
     if (have.blobs.size > 0) ops.push(this.deps.db.blobSidecars.putOp(blockRoot, [...have.blobs.values()].sort((a, b) => a.index - b.index)));
     for (const sidecar of have.columns.values()) ops.push(this.deps.db.dataColumnSidecars.putOp(sidecar, blockRoot));
@@ -164,6 +211,10 @@ export class DataAvailability {
   }
 
   private entryFor(header: phase0.BeaconBlockHeader): PendingData {
+    return this.entryOf(header).entry;
+  }
+
+  private entryOf(header: phase0.BeaconBlockHeader): {rootHex: string; entry: PendingData} {
     const rootHex = toRootHex(ssz.phase0.BeaconBlockHeader.hashTreeRoot(header));
     let entry = this.pending.get(rootHex);
     if (!entry) {
@@ -171,7 +222,7 @@ export class DataAvailability {
       this.pending.set(rootHex, entry);
       while (this.pending.size > MAX_PENDING_BLOCKS) this.pending.delete(this.pending.keys().next().value as string);
     }
-    return entry;
+    return {rootHex, entry};
   }
 
   private notify(headers: phase0.BeaconBlockHeader[]): void {

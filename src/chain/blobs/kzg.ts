@@ -63,5 +63,11 @@ export function computeCells(blob: Uint8Array): Uint8Array[] {
 
 /** recover_cells_and_kzg_proofs: every cell of an extended blob from at least half of them. */
 export function recoverCells(cellIndices: number[], cells: Uint8Array[]): Uint8Array[] {
-  return loadKzg().recoverCellsAndKzgProofs(cellIndices, cells)[0];
+  return recoverCellsAndProofs(cellIndices, cells).cells;
+}
+
+/** recover_cells_and_kzg_proofs: every cell and cell proof of an extended blob from at least half of its cells (indices ascending). */
+export function recoverCellsAndProofs(cellIndices: number[], cells: Uint8Array[]): {cells: Uint8Array[]; proofs: Uint8Array[]} {
+  const [all, proofs] = loadKzg().recoverCellsAndKzgProofs(cellIndices, cells);
+  return {cells: all, proofs};
 }

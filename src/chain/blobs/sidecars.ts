@@ -123,19 +123,50 @@ export function buildDataColumnSidecars(config: ChainForkConfig, block: SignedBe
   if (blobs.length !== commitments.length || cellProofs.length !== commitments.length * NUMBER_OF_COLUMNS) {
     throw new Error(`block commits to ${commitments.length} blobs, but ${blobs.length} blobs and ${cellProofs.length} cell proofs were given`);
   }
+  const proofsByBlob = blobs.map((_, row) => cellProofs.slice(row * NUMBER_OF_COLUMNS, (row + 1) * NUMBER_OF_COLUMNS));
+  return dataColumnSidecarsOfBlock(config, block, blobs.map((blob) => computeCells(blob)), proofsByBlob);
+}
+
+/**
+ * get_data_column_sidecars_from_block: the sidecars of a fulu block from each blob's cells and
+ * cell proofs (CELLS_PER_EXT_BLOB of each per blob).
+ */
+export function dataColumnSidecarsOfBlock(config: ChainForkConfig, block: SignedBeaconBlock, cellsByBlob: Uint8Array[][], proofsByBlob: Uint8Array[][]): fulu.DataColumnSidecar[] {
+  const commitments = blobCommitmentsOf(block);
+  if (cellsByBlob.length !== commitments.length) throw new Error(`block commits to ${commitments.length} blobs, but the cells of ${cellsByBlob.length} were given`);
   if (commitments.length === 0) return [];
   const slot = block.message.slot;
   const bodyTree = new Tree(bodyType(config, slot).value_toTree(block.message.body as never));
   const inclusionProof = bodyTree.getSingleProof(commitmentGindex(config, slot));
-  const signedBlockHeader = signedHeaderOf(config, block);
-  const cellsByBlob = blobs.map((blob) => computeCells(blob));
+  return dataColumnSidecarsOf(signedHeaderOf(config, block), commitments, inclusionProof, cellsByBlob, proofsByBlob);
+}
+
+/**
+ * get_data_column_sidecars: column `c` holds cell `c` of every blob with its proof, under the
+ * block's signed header, commitments and their inclusion proof (those of any of its sidecars).
+ */
+export function dataColumnSidecarsOf(
+  signedBlockHeader: phase0.SignedBeaconBlockHeader,
+  kzgCommitments: Uint8Array[],
+  kzgCommitmentsInclusionProof: Uint8Array[],
+  cellsByBlob: Uint8Array[][],
+  proofsByBlob: Uint8Array[][]
+): fulu.DataColumnSidecar[] {
+  if (cellsByBlob.length !== kzgCommitments.length || proofsByBlob.length !== kzgCommitments.length) {
+    throw new Error(`${kzgCommitments.length} commitments, but the cells of ${cellsByBlob.length} blobs and the proofs of ${proofsByBlob.length}`);
+  }
+  for (const [row, cells] of cellsByBlob.entries()) {
+    if (cells.length !== NUMBER_OF_COLUMNS || proofsByBlob[row].length !== NUMBER_OF_COLUMNS) {
+      throw new Error(`blob ${row} has ${cells.length} cells and ${proofsByBlob[row].length} proofs, not ${NUMBER_OF_COLUMNS} of each`);
+    }
+  }
   return Array.from({length: NUMBER_OF_COLUMNS}, (_, column) => ({
     index: column,
     column: cellsByBlob.map((cells) => cells[column]),
-    kzgCommitments: commitments,
-    kzgProofs: cellsByBlob.map((_, row) => cellProofs[row * NUMBER_OF_COLUMNS + column]),
+    kzgCommitments,
+    kzgProofs: proofsByBlob.map((proofs) => proofs[column]),
     signedBlockHeader,
-    kzgCommitmentsInclusionProof: inclusionProof,
+    kzgCommitmentsInclusionProof,
   }));
 }
 

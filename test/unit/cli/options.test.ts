@@ -99,6 +99,12 @@ describe("node options", () => {
     expect(opts.logLevel.disabled).toEqual(["api"]);
   });
 
+  it("--semi-supernode custodies half of the data columns, not with --subscribe-all-subnets", () => {
+    expect(node([]).semiSupernode).toBe(false);
+    expect(node(["--semi-supernode"]).semiSupernode).toBe(true);
+    expect(() => node(["--semi-supernode", "--subscribe-all-subnets"])).toThrow("--semi-supernode: not with --subscribe-all-subnets, whose supernode keeps every column");
+  });
+
   it("takes the UDP port from --tcp-port unless --udp-port is given", () => {
     expect(node(["--tcp-port", "9100"]).udpPort).toBe(9100);
     expect(node(["--tcp-port", "0"]).udpPort).toBe(0);

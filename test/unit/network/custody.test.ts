@@ -1,6 +1,6 @@
 import {describe, expect, it} from "@jest/globals";
 import {createHash} from "node:crypto";
-import {columnsForCustodyGroup, getCustodyGroups, samplingColumns, validatorsCustodyRequirement} from "../../../src/network/custody.ts";
+import {columnsForCustodyGroup, getCustodyGroups, ourCustodyGroupCount, samplingColumns, validatorsCustodyRequirement} from "../../../src/network/custody.ts";
 
 /** fulu das-core.md's custody functions, on the mainnet/minimal values (128 groups, 128 columns). */
 const config = {NUMBER_OF_CUSTODY_GROUPS: 128, SAMPLES_PER_SLOT: 8, CUSTODY_REQUIREMENT: 4};
@@ -48,5 +48,15 @@ describe("validator custody (fulu validator.md get_validators_custody_requiremen
     expect(validatorsCustodyRequirement(withValidators, Array(21).fill(32e9))).toBe(21);
     expect(validatorsCustodyRequirement(withValidators, [31e9, 32e9, 2047e9 - 63e9])).toBe(63);
     expect(validatorsCustodyRequirement(withValidators, Array(200).fill(32e9))).toBe(128);
+  });
+});
+
+describe("the node's custody group count", () => {
+  it("the spec's minimum, half of the groups for a semi-supernode, all of them for a supernode", () => {
+    expect(ourCustodyGroupCount(config, false)).toBe(4);
+    expect(ourCustodyGroupCount(config, false, true)).toBe(64);
+    expect(ourCustodyGroupCount(config, true)).toBe(128);
+    // half of the groups are half of the columns (NUMBER_OF_COLUMNS / NUMBER_OF_CUSTODY_GROUPS columns each): enough to rebuild the rest
+    expect(samplingColumns(config, 12345n, 64)).toHaveLength(64);
   });
 });

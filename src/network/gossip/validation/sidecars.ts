@@ -149,6 +149,10 @@ export function createDataColumnSidecarValidator(deps: GossipValidatorDeps): Gos
     if (subnet !== topic.subnet) return reject(`column ${sidecar.index} belongs to subnet ${subnet}, not ${topic.subnet}`);
     const seenKey = `${header.proposerIndex}/${sidecar.index}`;
     if (seen.has(header.slot, seenKey)) return ignore(`column ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
+    // columns built from the execution engine's blobs or rebuilt count as seen (fulu p2p-interface.md)
+    if (chain.dataAvailability.hasColumnSidecar(toRootHex(ssz.phase0.BeaconBlockHeader.hashTreeRoot(header)), sidecar.index)) {
+      return ignore(`column ${sidecar.index} of slot ${header.slot} is held already`);
+    }
     const headerRule = await headerOutcome(deps, sidecar.signedBlockHeader, verified);
     if (headerRule?.parentUnknown) return parkForBlock(headerRule, () => columnInclusionProofIsValid(config, sidecar) && columnSidecarsKzgValid([sidecar]), () => chain.dataAvailability.addColumnSidecars([sidecar]));
     if (headerRule) return headerRule;

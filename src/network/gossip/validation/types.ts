@@ -49,7 +49,7 @@ export interface GossipChain {
   /** the parent's post-state advanced to the block's slot; only `slot` and `parentRoot` are read */
   getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
   /** where verified sidecars wait for their block */
-  readonly dataAvailability: Pick<DataAvailability, "addBlobSidecars" | "addColumnSidecars">;
+  readonly dataAvailability: Pick<DataAvailability, "addBlobSidecars" | "addColumnSidecars" | "hasColumnSidecar">;
   /** checks signatures (the node's worker pool) */
   readonly verifier: SignatureVerifier;
   /** the node's own latest light-client updates (the light-client topics forward only those); absent: not served */

@@ -57,6 +57,19 @@ export interface ChainEnvOptions {
   stateCacheBytes?: number;
 }
 
+/**
+ * The mock engine without its blob pool (engine_getBlobs): the blocks of these tests are built by
+ * the chain's own engine, whose pool would otherwise hand a waiting block its blobs, and the
+ * tests are of the sidecars that come over gossip and req/resp.
+ */
+function engineWithoutBlobPool(engine: MockExecutionEngine): ExecutionEngine {
+  return {
+    notifyNewPayload: (fork, payload) => engine.notifyNewPayload(fork, payload),
+    notifyForkchoiceUpdate: () => engine.notifyForkchoiceUpdate(),
+    buildPayload: (...args) => engine.buildPayload(...args),
+  };
+}
+
 export async function createChainEnv(genesisFork: DevFork, overrides: Partial<ChainConfig> = {}, opts: ChainEnvOptions = {}): Promise<ChainEnv> {
   const dir = mkdtempSync(join(tmpdir(), "bg-gossip-"));
   const chainConfig = createChainForkConfig({
@@ -69,7 +82,7 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
   const chain = await initChain(
     chainConfig,
     db,
-    opts.engine ?? new MockExecutionEngine({blobsPerBlock: opts.blobsPerBlock}),
+    opts.engine ?? engineWithoutBlobPool(new MockExecutionEngine({blobsPerBlock: opts.blobsPerBlock})),
     (t) => new Clock(t, SECONDS_PER_SLOT, SLOTS_PER_EPOCH, () => now),
     {validatorCount: 64, genesisTime: GENESIS_TIME},
     {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20), dataAvailabilityWaitMs: opts.dataAvailabilityWaitMs, stateCacheBytes: opts.stateCacheBytes,

@@ -121,6 +121,12 @@ describe("data_column_sidecar gossip validation (fulu)", () => {
     expect(ssz.fulu.DataColumnSidecar.equals((await env.chain.getDataColumnSidecars(imported.blockRoot, [30]))[0], columns[30])).toBe(true);
   });
 
+  it("IGNOREs a column the node holds already from elsewhere (the execution engine's blobs, reconstruction): it counts as seen", async () => {
+    env.chain.dataAvailability.addColumnSidecars([column(50)]);
+    expect(await validate(column(50))).toMatchObject({result: "IGNORE", reason: "column 50 of slot 2 is held already"});
+    expect(await validate(column(51))).toMatchObject({result: "ACCEPT"});
+  });
+
   it("REJECTs blob sidecars from fulu on", async () => {
     const blob = ssz.deneb.BlobSidecar.defaultValue();
     blob.signedBlockHeader.message.slot = 2;
