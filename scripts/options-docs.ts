@@ -4,6 +4,7 @@ import {COMPAT_CHECK_COMMAND, COMPAT_COMMAND, NODE_COMMAND, VALIDATOR_COMMAND} f
 import {DEVNET_COMMAND} from "../src/cli/devnetOptions.ts";
 import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "../src/cli/slashingProtectionOptions.ts";
 import {MOCK_ENGINE_COMMAND} from "../src/cli/executionOptions.ts";
+import {MOCK_BUILDER_COMMAND} from "../src/cli/builderOptions.ts";
 import {type CommandSpec, renderOptionTables} from "../src/cli/optionTable.ts";
 
 /**
@@ -22,6 +23,7 @@ export const COMMANDS: Record<string, CommandSpec<never>> = {
   "compat-check": COMPAT_CHECK_COMMAND as CommandSpec<never>,
   devnet: DEVNET_COMMAND as CommandSpec<never>,
   "mock-engine": MOCK_ENGINE_COMMAND as CommandSpec<never>,
+  "mock-builder": MOCK_BUILDER_COMMAND as CommandSpec<never>,
   "slashing-protection-export": SLASHING_EXPORT_COMMAND as CommandSpec<never>,
   "slashing-protection-import": SLASHING_IMPORT_COMMAND as CommandSpec<never>,
 };

@@ -6,7 +6,7 @@ import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import {COMPAT_COMMAND, COMPAT_HELP, NODE_COMMAND, NODE_HELP, VALIDATOR_COMMAND, VALIDATOR_HELP} from "../../../src/cli/options.ts";
 import {type CommandSpec, flag, option, parseArgsSpec, renderHelp, renderOptionTables} from "../../../src/cli/optionTable.ts";
-import {CLI_DOC_FILE, renderCliDoc} from "../../../scripts/options-docs.ts";
+import {CLI_DOC_FILE, COMMANDS as DOC_COMMANDS, renderCliDoc} from "../../../scripts/options-docs.ts";
 
 /** The option tables against what is made of them: help, parseArgs spec, docs/cli.md, and the CLI process itself. */
 
@@ -54,6 +54,14 @@ describe("the option tables", () => {
       const block = committed.split(`<!-- options:${name} -->`)[1].split(`<!-- /options:${name} -->`)[0];
       for (const def of Object.values(spec.options)) expect(block).toContain(`| \`--${def.name}`);
     }
+  });
+
+  it("document every command the CLI lists in docs/cli.md", () => {
+    const usage = cli("--help").stdout;
+    const commands = [...usage.matchAll(/^ {2}([a-z][a-z-]+)\s/gm)].map((m) => m[1]);
+    expect(commands).toEqual(expect.arrayContaining(["node", "validator", "mock-builder"]));
+    const documented = Object.keys(DOC_COMMANDS);
+    expect(commands.filter((command) => !documented.some((name) => name === command || name.startsWith(`${command}-`)))).toEqual([]);
   });
 
   it("render a table's defaults, placeholders and markdown as documented", () => {
