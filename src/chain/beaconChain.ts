@@ -38,6 +38,7 @@ import {PendingChildren} from "./pendingChildren.ts";
 import {attestationDataOnHead} from "./attestationData.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
+import {emitBlobSidecarEvents, emitColumnSidecarEvents} from "./blobs/sidecarEvents.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
 
 const log = getLogger("chain");
@@ -319,8 +320,13 @@ export class BeaconChain implements IBeaconChain {
 
   acceptPublishedBlobs(signedBlock: SignedBeaconBlock, blobs: Uint8Array[], proofs: Uint8Array[]): PublishedSidecars {
     const published = sidecarsOfPublishedBlock(this.config, signedBlock, blobs, proofs);
-    if (published.kind === "blobs") this.dataAvailability.addBlobSidecars(published.sidecars);
-    else this.dataAvailability.addColumnSidecars(published.sidecars);
+    if (published.kind === "blobs") {
+      this.dataAvailability.addBlobSidecars(published.sidecars);
+      emitBlobSidecarEvents(this.emitter, published.sidecars);
+    } else {
+      this.dataAvailability.addColumnSidecars(published.sidecars);
+      emitColumnSidecarEvents(this.emitter, published.sidecars);
+    }
     return published;
   }
 

@@ -100,6 +100,10 @@ export interface ChainEvents {
   light_client_finality_update: [Forked<LightClientFinalityUpdate>];
   /** the latest LightClientOptimisticUpdate changed its attested header */
   light_client_optimistic_update: [Forked<LightClientOptimisticUpdate>];
+  /** a blob sidecar passed the gossip rules (from a peer, or published with its block) */
+  blob_sidecar: [{blockRoot: Root; index: number; slot: Slot; kzgCommitment: Uint8Array; versionedHash: Uint8Array}];
+  /** a data column sidecar passed the gossip rules (from a peer, or published with its block) */
+  data_column_sidecar: [{blockRoot: Root; index: number; slot: Slot; kzgCommitments: Uint8Array[]}];
 }
 
 /** What the execution engine would be asked to build for a proposal at `proposalSlot`. */

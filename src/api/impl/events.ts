@@ -52,6 +52,9 @@ function listenTo(
       return listen(chain, topic, ({fork, value}) => emit({topic, data: {version: fork, data: value}}));
     case "light_client_optimistic_update":
       return listen(chain, topic, ({fork, value}) => emit({topic, data: {version: fork, data: value}}));
+    case "blob_sidecar":
+    case "data_column_sidecar":
+      return listen(chain, topic, (data) => emit({topic, data} as BeaconEvent));
   }
 }
 

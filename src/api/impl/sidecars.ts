@@ -2,7 +2,7 @@ import {ForkSeq, NUMBER_OF_COLUMNS} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
 import type {deneb, fulu, SignedBeaconBlock} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
-import {createHash} from "node:crypto";
+import {kzgCommitmentToVersionedHash} from "../../execution/engineJson.ts";
 import {blobsFromColumns} from "../../chain/blobs/sidecars.ts";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import type {BlockId, VersionedChainMeta} from "../codecs.ts";
@@ -64,11 +64,8 @@ export async function dataColumnSidecars(chain: IBeaconChain, req: SidecarReques
   return {data: await chain.getDataColumnSidecars(root, req.indices.length > 0 ? req.indices : undefined), meta};
 }
 
-/** kzg_commitment_to_versioned_hash of deneb */
 function versionedHash(commitment: Uint8Array): string {
-  const hash = createHash("sha256").update(commitment).digest();
-  hash[0] = 0x01;
-  return toRootHex(hash);
+  return toRootHex(kzgCommitmentToVersionedHash(commitment));
 }
 
 /** The blobs of a block (getBlobs), all or those whose versioned hashes are asked for, in commitment order. */

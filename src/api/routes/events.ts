@@ -39,6 +39,15 @@ const ChainReorgEventType = new ContainerType(
   {jsonCase: "eth2"}
 );
 
+const BlobSidecarEventType = new ContainerType(
+  {blockRoot: ssz.Root, index: ssz.BlobIndex, slot: ssz.Slot, kzgCommitment: ssz.deneb.KZGCommitment, versionedHash: ssz.Bytes32},
+  {jsonCase: "eth2"}
+);
+const DataColumnSidecarEventType = new ContainerType(
+  {blockRoot: ssz.Root, index: ssz.ColumnIndex, slot: ssz.Slot, kzgCommitments: ssz.deneb.BlobKzgCommitments},
+  {jsonCase: "eth2"}
+);
+
 const isObject = (json: unknown): json is Record<string, unknown> => typeof json === "object" && json !== null;
 
 /** An attestation of either format: electra's carries `committee_bits`. */
@@ -84,6 +93,8 @@ const eventData = {
   payload_attributes: versionedPayloadAttributes,
   light_client_finality_update: versionedJson<LightClientFinalityUpdate>("LightClientFinalityUpdate"),
   light_client_optimistic_update: versionedJson<LightClientOptimisticUpdate>("LightClientOptimisticUpdate"),
+  blob_sidecar: BlobSidecarEventType,
+  data_column_sidecar: DataColumnSidecarEventType,
 };
 
 export type EventTopic = keyof typeof eventData;

@@ -5,6 +5,9 @@ import {toHex} from "@lodestar/utils";
 import http from "node:http";
 import type {EventEmitter} from "node:events";
 import request from "supertest";
+import {readFileSync} from "node:fs";
+import {fileURLToPath} from "node:url";
+import {parse as parseYaml} from "yaml";
 import {createApiClient, httpTransport} from "../../../src/api/client.ts";
 import {eventStreamLimits} from "../../../src/api/server/eventStream.ts";
 import {createApp, inProcessTransport, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
@@ -159,9 +162,38 @@ const cases: [string, () => void, unknown][] = [
       },
     },
   ],
+  [
+    "blob_sidecar",
+    () => t.chain.emitter.emit("blob_sidecar", {blockRoot: root(1), index: 1, slot: 1, kzgCommitment: new Uint8Array(48).fill(0x1b), versionedHash: root(7)}),
+    {block_root: hex(1), index: "1", slot: "1", kzg_commitment: "0x" + "1b".repeat(48), versioned_hash: hex(7)},
+  ],
+  [
+    "data_column_sidecar",
+    () => t.chain.emitter.emit("data_column_sidecar", {blockRoot: root(1), index: 1, slot: 1, kzgCommitments: [new Uint8Array(48).fill(0x1b)]}),
+    {block_root: hex(1), index: "1", slot: "1", kzg_commitments: ["0x" + "1b".repeat(48)]},
+  ],
 ];
 
+/** The topics of the pinned spec's event stream (the `topics` enum of apis/eventstream/index.yaml). */
+function specTopics(): string[] {
+  const spec = parseYaml(readFileSync(fileURLToPath(new URL("../../../vendor/beacon-apis/apis/eventstream/index.yaml", import.meta.url)), "utf8")) as {
+    get: {parameters: {name: string; schema: {items: {enum: string[]}}}[]};
+  };
+  return spec.get.parameters.find((p) => p.name === "topics")!.schema.items.enum;
+}
+
 describe("GET /eth/v1/events", () => {
+  it("serves every topic of the spec's enum (17 in v4.0.0), each streamed by a case here but the light-client updates (streamed to a light client in test/e2e/lightClient.test.ts)", async () => {
+    const topics = specTopics();
+    expect(topics.length).toBeGreaterThanOrEqual(17);
+    const lightClient = ["light_client_finality_update", "light_client_optimistic_update"];
+    expect([...cases.map(([topic]) => topic), ...lightClient].sort()).toEqual([...topics].sort());
+    const client = await openStream(`topics=${topics.join(",")}`);
+    expect(client.res.statusCode).toBe(200);
+    client.close();
+    await until(() => listenerTotal() === 0, "the listeners to go");
+  });
+
   it("answers 400 for an unknown topic or no topic", async () => {
     const app = createApp({}, t.ctx);
     expect((await request(app).get("/eth/v1/events?topics=weather_forecast").expect(400)).body).toEqual({code: 400, message: "Invalid topic: weather_forecast"});

@@ -6,6 +6,7 @@ import {blobInclusionProofIsValid, blobSidecarsKzgValid, columnInclusionProofIsV
 import {subnetCount} from "../topics.ts";
 import {latestCurrentSlot} from "./timing.ts";
 import {SeenBySlot} from "./seenCache.ts";
+import {emitBlobSidecarEvents, emitColumnSidecarEvents} from "../../../chain/blobs/sidecarEvents.ts";
 import {type GossipValidationResult, type GossipValidatorDeps, type GossipValidatorFn, accept, ignore, reject} from "./types.ts";
 
 /**
@@ -117,6 +118,7 @@ export function createBlobSidecarValidator(deps: GossipValidatorDeps): GossipVal
     if (!seen.add(header.slot, seenKey)) return ignore(`blob ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
     seen.prune(computeStartSlotAtEpoch(chain.forkChoice.getFinalizedCheckpoint().epoch));
     chain.dataAvailability.addBlobSidecars([sidecar]);
+    emitBlobSidecarEvents(chain.emitter, [sidecar]);
     return accept(`blob ${sidecar.index} of slot ${header.slot}`);
   };
 }
@@ -161,6 +163,7 @@ export function createDataColumnSidecarValidator(deps: GossipValidatorDeps): Gos
     if (!seen.add(header.slot, seenKey)) return ignore(`column ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
     seen.prune(computeStartSlotAtEpoch(chain.forkChoice.getFinalizedCheckpoint().epoch));
     chain.dataAvailability.addColumnSidecars([sidecar]);
+    emitColumnSidecarEvents(chain.emitter, [sidecar]);
     return accept(`column ${sidecar.index} of slot ${header.slot}`);
   };
 }

@@ -8,6 +8,8 @@ import type {PendingChildren} from "../../../chain/pendingChildren.ts";
 import type {LightClientReader} from "../../../chain/lightClient/server.ts";
 import type {ForkChoice} from "../../../forkchoice/index.ts";
 import type {OperationPools} from "../../../pools/index.ts";
+import type {EventEmitter} from "node:events";
+import type {ChainEvents} from "../../../chain/interface.ts";
 import type {ParsedTopic} from "../topics.ts";
 
 /** The outcome of a gossip validation (gossipsub v1.1 extended validators) and why. */
@@ -48,6 +50,8 @@ export interface GossipChain {
   readonly targetShufflings: Pick<TargetShufflings, "get">;
   /** the parent's post-state advanced to the block's slot; only `slot` and `parentRoot` are read */
   getBlockPreState(block: BeaconBlock): Promise<CachedBeaconStateAllForks | null>;
+  /** the chain's events (a sidecar that passed the gossip rules is announced there) */
+  readonly emitter: Pick<EventEmitter<ChainEvents>, "emit" | "listenerCount">;
   /** where verified sidecars wait for their block */
   readonly dataAvailability: Pick<DataAvailability, "addBlobSidecars" | "addColumnSidecars" | "hasColumnSidecar">;
   /** checks signatures (the node's worker pool) */
