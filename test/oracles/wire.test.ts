@@ -131,6 +131,8 @@ beforeAll(async () => {
   peer = await createHostilePeer(ours, currentEpoch, () => view.chainStatus(digestAt(Math.floor(Date.now() / 1000 - genesisTime))));
   const address = multiaddr((identity.p2p_addresses as string[]).find((a) => a.startsWith("/ip4/127.0.0.1/tcp/"))!);
   await peer.libp2p.dial(address, {signal: AbortSignal.timeout(10_000)});
+  // requests go once the node has taken the peer in (its status exchange done)
+  await waitFor("the node to accept the peer", 20_000, async () => (await view.peerState(peer.peerId)) === "connected", 250);
 }, 90_000);
 
 afterAll(async () => {
