@@ -86,7 +86,8 @@ async function askAll(operationId: string, entry: Entry, c: CallContext, where: 
     for (const call of calls) {
       const answers: {value?: unknown; meta?: unknown}[] = [];
       for (const format of formats) {
-        const answer = await ask(where, call, format);
+        let answer = await ask(where, call, format);
+        if (answer.problem && call.retryOn?.test(answer.problem)) answer = await ask(where, call, format);
         const refusal = entry.refusal;
         const known = refusal && (refusal.forks ?? FORKS).includes(c.fork) && (refusal.format ?? format) === format;
         if (known) {

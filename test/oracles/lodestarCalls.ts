@@ -33,6 +33,8 @@ export interface Call {
   stable?: boolean;
   /** accepted statuses (200 unless given) */
   statuses?: number[];
+  /** a refusal that a moving chain can cause: the request is sent once more (its arguments made again) */
+  retryOn?: RegExp;
 }
 
 /**
@@ -140,7 +142,14 @@ export const CALLS: Record<string, Entry> = {
   getAttesterDuties: {calls: (c) => [{label: "the head's epoch, every validator", args: {epoch: epochOf(c.headSlot), indices: VALIDATORS}}]},
   getSyncCommitteeDuties: {since: "altair", calls: (c) => [{label: "the head's epoch, every validator", args: {epoch: epochOf(c.headSlot), indices: VALIDATORS}}]},
   produceBlockV3: {
-    calls: (c) => [{label: "next slot", args: () => ({slot: c.currentSlot() + 1, randaoReveal: G2_INFINITY, graffiti: "oracle", skipRandaoVerification: true})}],
+    // on a loaded machine the head can reach the next slot before the block is made (a 400)
+    calls: (c) => [
+      {
+        label: "next slot",
+        args: () => ({slot: c.currentSlot() + 1, randaoReveal: G2_INFINITY, graffiti: "oracle", skipRandaoVerification: true}),
+        retryOn: /is not after the head slot/,
+      },
+    ],
   },
   produceAttestationData: {calls: (c) => [{label: "current slot, committee 0", args: () => ({slot: c.currentSlot(), committeeIndex: 0})}]},
   getAggregatedAttestationV2: {
