@@ -304,6 +304,8 @@ export class BeaconChain implements IBeaconChain {
       this.forkChoice.onTick(this.currentSlot());
       return this.updateHeadAndFinality();
     });
+    // the head may have reached the slot while earlier imports ran: a block must come after its parent
+    if (head.slot >= args.slot) throw new BlockError("NOT_LATER_THAN_PARENT", `slot ${args.slot} is not after the head slot ${head.slot}`);
     const preState = await this.regen.getStateAtSlot(head.blockRoot, args.slot);
     if (!preState) throw new Error(`no state for head ${head.blockRoot}`);
     const deps = {config: this.config, engine: this.engine, pools: this.pools, defaultGraffiti: this.opts.graffiti, feeRecipientOf: this.opts.feeRecipientOf, builder: this.opts.builder};

@@ -12,6 +12,7 @@ import {getLogger} from "../../log.ts";
 import type {BlockContents} from "../codecs.ts";
 import {isValidRegistrationSignature} from "../../execution/validatorRegistration.ts";
 import {EngineUnavailableError} from "../../execution/engine.ts";
+import type {BlockError} from "../../chain/interface.ts";
 import {ApiError, badRequest, notFound} from "../errors.ts";
 import type {Handlers} from "../routes/types.ts";
 import type {ProduceBlockArgs, validatorRoutes} from "../routes/validator.ts";
@@ -65,6 +66,8 @@ async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext, builderBoos
   const boost = ctx.builder ? builderBoostFactor : undefined;
   const produced = await ctx.chain.produceBlock({slot, randaoReveal, graffiti: graffiti ?? ctx.node.graffiti(), builderBoostFactor: boost}).catch((e: unknown) => {
     if (e instanceof EngineUnavailableError) throw new ApiError(503, `Execution engine unavailable: ${e.message}`);
+    // the head moved to the slot while the request waited for an import
+    if (e instanceof Error && e.name === "BlockError" && (e as BlockError).code === "NOT_LATER_THAN_PARENT") throw badRequest(`Invalid slot: ${e.message}`);
     throw e;
   });
   const contents: BlockContents = {block: produced.block, kzgProofs: produced.blobsBundle.proofs, blobs: produced.blobsBundle.blobs};

@@ -87,6 +87,11 @@ describe("block import", () => {
     await expect(chain.importBlock(signed)).rejects.toMatchObject({code: "ALREADY_KNOWN"});
   });
 
+  it("refuses to produce a block for a slot the head has reached (the API's 400), not with a state-transition error", async () => {
+    // the REST handler checks the slot against the head, then waits for imports in flight: the head can reach the slot meanwhile
+    await expect(chain.produceBlock({slot: chain.getHead().slot, randaoReveal: new Uint8Array(96)})).rejects.toMatchObject({name: "BlockError", code: "NOT_LATER_THAN_PARENT"});
+  });
+
   describe("rejects bad blocks with a reason, changing nothing", () => {
     let valid: BeaconBlock;
     beforeAll(async () => {
