@@ -1,11 +1,12 @@
 import {graffitiFromText} from "../graffiti.ts";
 import {type CompositeType, ListCompositeType, type Type} from "@chainsafe/ssz";
-import {ForkName, isForkPostDeneb, isForkPostElectra} from "@lodestar/params";
+import {type ForkName, isForkPostDeneb, isForkPostElectra} from "@lodestar/params";
 import {sszTypesFor, type BeaconBlock, type SignedBeaconBlock} from "@lodestar/types";
-import {fromHex, toHex} from "@lodestar/utils";
+import {toHex} from "@lodestar/utils";
 import {ApiError, badRequest} from "./errors.ts";
-import type {BodyDef, DataCodec, MetaField, ParamCodec} from "./routes/types.ts";
-import {isShared, jsonBytesOf, jsonTextOf, keptHex, keptBytesOf} from "./jsonText.ts";
+import {DECIMAL, hexOfLength, parseFork} from "./textValues.ts";
+import type {BodyDef, DataCodec, ParamCodec} from "./routes/types.ts";
+import {isShared, jsonBytesOf, jsonTextOf, keptBytesOf} from "./jsonText.ts";
 import {mapInSlices} from "./workSlices.ts";
 
 /**
@@ -16,7 +17,6 @@ import {mapInSlices} from "./workSlices.ts";
 
 // ---------------------------------------------------------------- parameters
 
-const DECIMAL = /^[0-9]+$/;
 
 /** A required single-valued parameter from a parser that returns undefined on bad input. */
 export function scalar<T>(label: string | null, parseOne: (s: string) => T | undefined, formatOne: (v: T) => string): ParamCodec<T> {
@@ -118,10 +118,6 @@ export function formatUintId(v: number): string {
   return String(n > MAX_UINT64 ? MAX_UINT64 : n);
 }
 
-function hexOfLength(s: string, bytes: number): Uint8Array | undefined {
-  return s.length === 2 + 2 * bytes && /^0x[0-9a-fA-F]*$/.test(s) ? fromHex(s) : undefined;
-}
-
 export const uint = scalar<number>(null, parseUint, String);
 /** A slot or index naming data: see parseUintId. */
 export const uintId = scalar<number>(null, parseUintId, formatUintId);
@@ -169,11 +165,6 @@ export function parseValidatorId(s: string): ValidatorId | undefined {
 export const formatValidatorId = (v: ValidatorId): string => (typeof v === "number" ? formatUintId(v) : toHex(v));
 export const validatorId = scalar<ValidatorId>("validator ID", parseValidatorId, formatValidatorId);
 
-/** The consensus versions the Beacon API names (`ConsensusVersion`). */
-const API_FORKS = [ForkName.phase0, ForkName.altair, ForkName.bellatrix, ForkName.capella, ForkName.deneb, ForkName.electra, ForkName.fulu] as const;
-export function parseFork(s: string): ForkName | undefined {
-  return (API_FORKS as readonly string[]).includes(s) ? (s as ForkName) : undefined;
-}
 export const fork = scalar<ForkName>("consensus version", parseFork, (v) => v);
 
 /** graffitiFromText, undefined for bad input (the query parameter's codec gives its own message). */
@@ -411,61 +402,5 @@ export function jsonData<D, M>(): DataCodec<D, M> {
   return {toJson: (data) => data, fromJson: (json) => json as D};
 }
 
-// ---------------------------------------------------------------- metadata
-
-function metaField<T>(
-  json: string,
-  header: string,
-  toJson: (v: T) => unknown,
-  fromJson: (j: unknown) => T | undefined,
-  fromHeader: (h: string) => T | undefined = fromJson
-): MetaField<T> {
-  const checked =
-    <I>(read: (input: I) => T | undefined) =>
-    (input: I): T => {
-      const value = read(input);
-      if (value === undefined) throw new Error(`Invalid ${json} in response: ${String(input)}`);
-      return value;
-    };
-  return {json, header, toJson, fromJson: checked(fromJson), toHeader: (v) => String(toJson(v)), fromHeader: checked(fromHeader)};
-}
-
-function boolField(json: string, header: string): MetaField<boolean> {
-  const fromHeader = (h: string) => (h === "true" ? true : h === "false" ? false : undefined);
-  return metaField<boolean>(json, header, (v) => v, (j) => (typeof j === "boolean" ? j : undefined), fromHeader);
-}
-
-const decimalBigint = (j: unknown): bigint | undefined => (typeof j === "string" && DECIMAL.test(j) ? BigInt(j) : undefined);
-const rootHex = (j: unknown): Uint8Array | undefined => (typeof j === "string" ? hexOfLength(j, 32) : undefined);
-
-export const versionMeta = metaField<ForkName>("version", "Eth-Consensus-Version", (v) => v, (j) => (typeof j === "string" ? parseFork(j) : undefined));
-// added to the spec after phase0 (optimistic sync) and after bellatrix (`finalized`): a node built
-// before then leaves them out, and meant false (no optimistic imports; not known to be finalized)
-export const executionOptimisticMeta: MetaField<boolean> = {...boolField("execution_optimistic", "Eth-Execution-Optimistic"), whenAbsent: {value: false}};
-export const finalizedMeta: MetaField<boolean> = {...boolField("finalized", "Eth-Finalized"), whenAbsent: {value: false}};
-export const dependentRootMeta = metaField<Uint8Array>("dependent_root", "Eth-Dependent-Root", keptHex, rootHex);
-export const executionPayloadBlindedMeta = boolField("execution_payload_blinded", "Eth-Execution-Payload-Blinded");
-export const executionPayloadValueMeta = metaField<bigint>("execution_payload_value", "Eth-Execution-Payload-Value", String, decimalBigint);
-export const consensusBlockValueMeta = metaField<bigint>("consensus_block_value", "Eth-Consensus-Block-Value", String, decimalBigint);
-/**
- * v2 block production's values, for validator clients of early 2023 (Lodestar 1.5), which read a
- * top-level `block_value` (the execution payload value, wei) that the standard never had; with the
- * headers v3 defines. An answer without them (nodes of other families) reads as 0.
- */
-export const blockValueMeta: MetaField<bigint> = {...metaField<bigint>("block_value", "Eth-Execution-Payload-Value", String, decimalBigint), whenAbsent: {value: 0n}};
-export const v2ConsensusBlockValueMeta: MetaField<bigint> = {...consensusBlockValueMeta, whenAbsent: {value: 0n}};
-
-/** Metadata of responses about a state or block: `execution_optimistic`, `finalized`. */
-export interface ChainMeta {
-  executionOptimistic: boolean;
-  finalized: boolean;
-}
-export const chainMeta = {executionOptimistic: executionOptimisticMeta, finalized: finalizedMeta};
-
-export interface VersionMeta {
-  version: ForkName;
-}
-export const versionOnlyMeta = {version: versionMeta};
-
-export type VersionedChainMeta = VersionMeta & ChainMeta;
-export const versionedChainMeta = {version: versionMeta, ...chainMeta};
+export * from "./metaFields.ts";
+export {parseFork};
