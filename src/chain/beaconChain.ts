@@ -31,13 +31,14 @@ import type {BlockBuilder} from "./builderChoice.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
-import {StateCache, blockRootOfStateKey} from "./stateCache.ts";
+import {StateCache} from "./stateCache.ts";
 import {TargetShufflings} from "./shufflingCache.ts";
 import {JustifiedBalances} from "./justifiedBalances.ts";
 import {PendingChildren} from "./pendingChildren.ts";
 import {attestationDataOnHead} from "./attestationData.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
+import {type FinalizationDeps, finalizeCheckpoint} from "./finalization.ts";
 import {emitBlobSidecarEvents, emitColumnSidecarEvents} from "./blobs/sidecarEvents.ts";
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
 
@@ -104,6 +105,8 @@ export class BeaconChain implements IBeaconChain {
   /** serialises imports: fork choice and the caches change one block at a time */
   private importQueue: Promise<unknown> = Promise.resolve();
   private readonly onSlotListener: (slot: number) => void;
+  /** what finalizing a checkpoint touches (finalization.ts) */
+  private readonly finalization: FinalizationDeps;
 
   readonly config: BeaconConfig;
   readonly db: BeaconDb;
@@ -181,6 +184,8 @@ export class BeaconChain implements IBeaconChain {
       updateHead: () => this.updateHeadAndFinality(),
       storeValidity: (blocks, validity) => this.db.batch(blocks.map((b) => this.db.hotBlocks.putOp(b.slot, fromHex(b.blockRoot), validity))),
     });
+    const {forkChoice, regen, stateCache, pools, archiver, sidecarRetention, lightClient, emitter} = this;
+    this.finalization = {forkChoice, regen, stateCache, pools, archiver, sidecarRetention, lightClient, emitter, currentSlot: () => this.currentSlot()};
     this.onSlotListener = (slot) => this.onSlot(slot);
     clock.on("slot", this.onSlotListener);
   }
@@ -441,24 +446,6 @@ export class BeaconChain implements IBeaconChain {
     return this.forkChoice.getValidity(this.head.blockRoot) === "optimistic";
   }
 
-  private async onFinalized(checkpoint: CheckpointHex): Promise<void> {
-    const finalizedState = await this.regen.getPostState(checkpoint.root);
-    const canonical = [...this.forkChoice.iterateAncestors(checkpoint.root)].map((n) => ({slot: n.slot, root: fromHex(n.blockRoot)}));
-    const removed = this.forkChoice.prune();
-    const removedRoots = new Set(removed.map((n) => n.blockRoot));
-    const abandoned = removed.filter((n) => !canonical.some((c) => toRootHex(c.root) === n.blockRoot)).map((n) => fromHex(n.blockRoot));
-    this.anchorSlot = this.forkChoice.getBlock(checkpoint.root)?.slot ?? this.anchorSlot;
-    this.stateCache.retain((key) => !removedRoots.has(blockRootOfStateKey(key)));
-    if (finalizedState) {
-      this.pools.opPool.pruneFinalized(finalizedState);
-      await this.archiver.onFinalized(checkpoint, finalizedState, canonical, removed, abandoned, this.forkChoice.getJustifiedCheckpoint());
-      void this.sidecarRetention?.prune(computeEpochAtSlot(this.currentSlot()), finalizedState.slot);
-    }
-    this.lightClient.onFinalized(fromHex(checkpoint.root));
-    this.emitter.emit("finalized_checkpoint", {block: fromHex(checkpoint.root), state: finalizedState ? finalizedState.hashTreeRoot() : new Uint8Array(32), epoch: checkpoint.epoch});
-    log.info({epoch: checkpoint.epoch, root: checkpoint.root}, "finalized");
-  }
-
   /**
    * Fork choice may move the head, and at an epoch start realize new checkpoints: after each
    * change, record the head and, once a new epoch is finalized, archive and prune.
@@ -478,7 +465,7 @@ export class BeaconChain implements IBeaconChain {
     this.stateCache.setPinned([head.blockRoot, finalized.root, this.forkChoice.getJustifiedCheckpoint().root]);
     if (finalized.epoch > this.finalizedEpoch) {
       this.finalizedEpoch = finalized.epoch;
-      await this.onFinalized(finalized);
+      this.anchorSlot = await finalizeCheckpoint(this.finalization, finalized, this.anchorSlot);
     }
     return head;
   }
