@@ -16,6 +16,7 @@ import {MOCK_ENGINE_COMMAND} from "./executionOptions.ts";
 import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging, parseLogDirective} from "../log.ts";
 import {useFastestHasher} from "../hasher.ts";
+import {DbDamagedError} from "../db/damage.ts";
 
 const USAGE = `Usage: beacon-gateway <command> [options]
 
@@ -50,6 +51,11 @@ export async function main(args: string[]): Promise<number> {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
       return 2;
+    }
+    // a damaged database is the operator's to mend: the message names it and the way back, a stack would only hide it
+    if (e instanceof DbDamagedError) {
+      process.stderr.write(`beacon-gateway: ${e.message}\n`);
+      return 1;
     }
     process.stderr.write(`beacon-gateway: ${(e as Error).stack ?? String(e)}\n`);
     return 1;
