@@ -29,6 +29,8 @@ Commands:
   mock-engine serve the dev chain's mock execution engine over the Engine API (see: beacon-gateway mock-engine --help)
   slashing-protection export|import
               EIP-3076 slashing protection interchange files (see: beacon-gateway slashing-protection export --help)
+  db check|repair
+              find and repair a damaged database (see: beacon-gateway db check --help)
 `;
 
 /** Runs a command; resolves to the process exit code once it has stopped. */
@@ -42,11 +44,12 @@ export async function main(args: string[]): Promise<number> {
     if (command === "devnet") return await runDevnet(rest);
     if (command === "mock-engine") return await runMockEngine(rest);
     if (command === "slashing-protection") return await runSlashingProtection(rest);
+    if (command === "db") return await (await import("./dbCommand.ts")).runDb(rest);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, slashing-protection)`);
+    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, slashing-protection, db)`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
