@@ -60,6 +60,13 @@ describe("a damaged database", () => {
       expect(found.stdout).toContain(`block ${toRootHex(built.hotRoots[1])}: hash_tree_root`);
       expect(found.stdout).toMatch(/archived state 0x0000000000000008: hash_tree_root 0x[0-9a-f]{64} is not/);
 
+      // found at start: the node reads the latest finalized state and checks its root
+      const atStart = new NodeProcess(["node", "--data-dir", data.dir, ...NODE_ARGS]);
+      nodes.push(atStart);
+      expect((await atStart.exited).code).toBe(1);
+      expect(atStart.stderr.join("")).toMatch(/the finalized state archived at slot 8 \(key 0x0000000000000008\) hashes to 0x[0-9a-f]{64}, a root it was not archived under/);
+      expect(atStart.stderr.join("")).not.toMatch(/\n\s+at /);
+
       // then the manifest is damaged too: the node refuses to start, naming it, without a stack trace
       await compact(built.dbDir);
       const manifest = readdirSync(built.dbDir).find((f) => f.startsWith("MANIFEST-"))!;
