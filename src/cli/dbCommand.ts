@@ -28,7 +28,18 @@ export async function runDb(args: string[]): Promise<number> {
   }
   initLogging({directive: parseLogDirective("WARN"), format: "text"});
   const dir = join(opts.dataDir, "beacon");
-  return action === "check" ? check(dir) : repair(opts.dataDir, dir);
+  try {
+    return await (action === "check" ? check(dir) : repair(opts.dataDir, dir));
+  } catch (err) {
+    if (!isLocked(err)) throw err;
+    fail(`the database in ${dir} (or the slashing protection beside it) is in use: stop the node first`);
+    return 1;
+  }
+}
+
+function isLocked(err: unknown): boolean {
+  const e = err as {code?: string; cause?: {code?: string}} | null;
+  return e?.code === "LEVEL_LOCKED" || e?.cause?.code === "LEVEL_LOCKED";
 }
 
 class NoFingerprintError extends Error {}

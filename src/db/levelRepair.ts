@@ -38,18 +38,18 @@ export async function damageOfStore(dir: string, decode: (value: string) => unkn
 
 /**
  * LevelDB's repair of the database at `dir`: rebuilds the manifest from the table files it can
- * read and recovers the write-ahead log, dropping what is unreadable. Throws if the database
- * is held by a running node.
+ * read and recovers the write-ahead log, dropping what is unreadable. Throws LevelDB's
+ * LEVEL_LOCKED error if a running node holds the database.
  */
 export async function repairLevel(dir: string): Promise<void> {
+  // fails with LEVEL_LOCKED while a node holds the database; damage is what repair is for
   const probe = new ClassicLevel(dir, {createIfMissing: false});
   try {
     await probe.open();
     await probe.close();
   } catch (err) {
-    if ((err as {code?: string}).code === "LEVEL_LOCKED" || (err as {cause?: {code?: string}}).cause?.code === "LEVEL_LOCKED") {
-      throw new Error(`the database in ${dir} is in use: stop the node first`);
-    }
+    const e = err as {code?: string; cause?: {code?: string}};
+    if (e.code === "LEVEL_LOCKED" || e.cause?.code === "LEVEL_LOCKED") throw err;
   }
   await ClassicLevel.repair(dir);
 }
