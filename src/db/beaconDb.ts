@@ -8,6 +8,7 @@ import {ChainMetaRepository} from "./chainMeta.ts";
 import {type DbOp, type LevelDb, writeBatch} from "./repository.ts";
 import {StateArchiveRepository} from "./stateArchive.ts";
 import {HotBlockIndex} from "./hotBlocks.ts";
+import {forgetPause} from "./diskFull.ts";
 import {DbDamagedError, describeOpenDamage, droppedLogRecords, markDamaged, recordedDamage} from "./damage.ts";
 import {BlobSidecarRepository, DataColumnSidecarRepository} from "./sidecars.ts";
 import {LightClientBootstrapRepository, LightClientUpdateRepository} from "./lightClient.ts";
@@ -79,6 +80,7 @@ export class BeaconDb {
   }
 
   async close(): Promise<void> {
+    forgetPause(this.db);
     if (this.db.status === "closed") return;
     await this.db.close();
     log.debug({dir: this.dir}, "database closed");

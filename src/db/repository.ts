@@ -3,6 +3,7 @@ import {Bucket} from "./buckets.ts";
 import {bucketKey, bucketRange, keySuffix} from "./keys.ts";
 import {DbDamagedError, describeLevelDamage, markDamaged, recordedDamage} from "./damage.ts";
 import {getLogger} from "../log.ts";
+import {guardedBatch} from "./diskFull.ts";
 
 const log = getLogger("db");
 
@@ -35,7 +36,8 @@ export interface KeyRange {
 /** Writes `ops` in one LevelDB batch: all of them are stored, or (after a crash) none. */
 export async function writeBatch(db: LevelDb, ops: readonly DbOp[]): Promise<void> {
   if (ops.length === 0) return;
-  await db.batch(ops as DbOp[]);
+  // a full disk pauses writes (DiskFullError) until space returns: diskFull.ts
+  await guardedBatch(db, ops as DbOp[]);
 }
 
 /**
