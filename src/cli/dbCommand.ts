@@ -1,3 +1,4 @@
+import {existsSync} from "node:fs";
 import {join} from "node:path";
 import {UsageError} from "./options.ts";
 import {DB_CHECK_COMMAND, DB_REPAIR_COMMAND} from "./dbOptions.ts";
@@ -28,6 +29,10 @@ export async function runDb(args: string[]): Promise<number> {
   }
   initLogging({directive: parseLogDirective("WARN"), format: "text"});
   const dir = join(opts.dataDir, "beacon");
+  if (!existsSync(dir)) {
+    fail(`there is no node database in ${dir} (is ${opts.dataDir} the node's --data-dir?)`);
+    return 1;
+  }
   try {
     return await (action === "check" ? check(dir) : repair(opts.dataDir, dir));
   } catch (err) {

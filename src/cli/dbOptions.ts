@@ -21,7 +21,8 @@ export const DB_CHECK_COMMAND: CommandSpec<DbCommandOptions> = {
   about: `Reads every record of the node's database and reports what is damaged: files LevelDB cannot
 read, values that do not decode, blocks and states whose hash_tree_root is not their key, index
 entries pointing to missing blocks, missing chain meta. Exits 0 when the database is whole, 1
-with the list otherwise. ${ABOUT_STOPPED}`,
+with the list otherwise.
+${ABOUT_STOPPED}`,
   options: {dataDir},
 };
 
@@ -31,6 +32,7 @@ export const DB_REPAIR_COMMAND: CommandSpec<DbCommandOptions> = {
 damaged record is dropped and, where the unfinalized part of the chain is lost or damaged, the
 chain rolls back to the last whole finalized state; the node then syncs forward from its peers.
 Refuses when the validators' slashing protection (DIR/validator/slashing-protection) is
-damaged: it is never rolled back, restore it or import an interchange file. ${ABOUT_STOPPED}`,
+damaged: it is never rolled back, restore it or import an interchange file.
+${ABOUT_STOPPED}`,
   options: {dataDir},
 };
