@@ -5,6 +5,7 @@ import {DEVNET_COMMAND} from "../src/cli/devnetOptions.ts";
 import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "../src/cli/slashingProtectionOptions.ts";
 import {MOCK_ENGINE_COMMAND} from "../src/cli/executionOptions.ts";
 import {MOCK_BUILDER_COMMAND} from "../src/cli/builderOptions.ts";
+import {DB_CHECK_COMMAND, DB_REPAIR_COMMAND} from "../src/cli/dbOptions.ts";
 import {type CommandSpec, renderOptionTables} from "../src/cli/optionTable.ts";
 
 /**
@@ -26,6 +27,8 @@ export const COMMANDS: Record<string, CommandSpec<never>> = {
   "mock-builder": MOCK_BUILDER_COMMAND as CommandSpec<never>,
   "slashing-protection-export": SLASHING_EXPORT_COMMAND as CommandSpec<never>,
   "slashing-protection-import": SLASHING_IMPORT_COMMAND as CommandSpec<never>,
+  "db-check": DB_CHECK_COMMAND as CommandSpec<never>,
+  "db-repair": DB_REPAIR_COMMAND as CommandSpec<never>,
 };
 
 /** The page's text with every command's marked block replaced by its rendered tables. */

@@ -141,7 +141,7 @@ export async function initChain(
       throw new Error(`--genesis-time ${genesis.requestedGenesisTime} differs from the stored chain's genesis time ${storedGenesisTime}`);
     }
     if (genesis.genesisState) await checkGivenGenesis(db, genesis.genesisState, storedGenesisTime);
-    const archived = await db.stateArchive.getLatest();
+    const archived = await db.stateArchive.getLatestVerified();
     if (!archived) throw new Error(`the database in ${db.dir} has a genesis time but no archived state`);
     if (!genesis.genesisState && archived.validators.length < genesis.validatorCount && archived.slot === 0) {
       throw new Error(`the stored genesis has ${archived.validators.length} validators, not ${genesis.validatorCount}`);
@@ -160,7 +160,7 @@ export async function initChain(
   for (const {blockRoot: root, validity} of toReplay) {
     // found invalid by the engine: not imported again, nor its descendants (invalid too)
     if (validity === "invalid") continue;
-    const block = await db.blocks.get(root);
+    const block = await db.blocks.getVerified(root);
     if (!block) continue;
     try {
       await chain.importTrustedBlock(block, validity);

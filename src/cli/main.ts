@@ -16,6 +16,7 @@ import {MOCK_BUILDER_COMMAND} from "./builderOptions.ts";
 import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging, parseLogDirective} from "../log.ts";
 import {useFastestHasher} from "../hasher.ts";
+import {DbDamagedError} from "../db/damage.ts";
 
 const USAGE = `Usage: beacon-gateway <command> [options]
 
@@ -29,6 +30,8 @@ Commands:
   mock-builder serve a builder relay for tests, over the mock engine (see: beacon-gateway mock-builder --help)
   slashing-protection export|import
               EIP-3076 slashing protection interchange files (see: beacon-gateway slashing-protection export --help)
+  db check|repair
+              find and repair a damaged database (see: beacon-gateway db check --help)
 `;
 
 /** Errors whose message says all a user needs (src/validator/keys, src/sync/weakSubjectivity.ts). */
@@ -46,19 +49,21 @@ export async function main(args: string[]): Promise<number> {
     if (command === "mock-engine") return await runMockEngine(rest);
     if (command === "mock-builder") return await runMockBuilder(rest);
     if (command === "slashing-protection") return await runSlashingProtection(rest);
+    if (command === "db") return await (await import("./dbCommand.ts")).runDb(rest);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, mock-builder, slashing-protection)`);
+    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, mock-builder, slashing-protection, db)`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
       return 2;
     }
     // a refusal the operator acts on (keystores that cannot be used or are in use elsewhere, a
-    // checkpoint that is not the trusted one): the message is the whole story, no stack
-    if (USER_REFUSALS.has((e as Error).name)) {
+    // checkpoint that is not the trusted one, a damaged database): the message names it and the
+    // way back, a stack would only hide it
+    if (USER_REFUSALS.has((e as Error).name) || e instanceof DbDamagedError) {
       process.stderr.write(`beacon-gateway: ${(e as Error).message}\n`);
       return 1;
     }

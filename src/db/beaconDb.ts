@@ -8,6 +8,8 @@ import {ChainMetaRepository} from "./chainMeta.ts";
 import {type DbOp, type LevelDb, writeBatch} from "./repository.ts";
 import {StateArchiveRepository} from "./stateArchive.ts";
 import {HotBlockIndex} from "./hotBlocks.ts";
+import {forgetPause} from "./diskFull.ts";
+import {DbDamagedError, describeOpenDamage, droppedLogRecords, markDamaged, recordedDamage} from "./damage.ts";
 import {BlobSidecarRepository, DataColumnSidecarRepository} from "./sidecars.ts";
 import {LightClientBootstrapRepository, LightClientUpdateRepository} from "./lightClient.ts";
 
@@ -46,11 +48,12 @@ export class BeaconDb {
 
   /**
    * Opens (creating if missing) the database in `dir`. A fresh data dir is stamped with the
-   * chain's fingerprint; a data dir of another chain is refused with ChainMismatchError.
+   * chain's fingerprint; a data dir of another chain is refused with ChainMismatchError. A damaged
+   * database (a table, manifest or log LevelDB cannot read or had to skip) is refused with
+   * DbDamagedError naming the file, until `db repair` has run.
    */
   static async open(dir: string, config: ChainForkConfig): Promise<BeaconDb> {
-    const level: LevelDb = new Level<Uint8Array, Uint8Array>(dir, {keyEncoding: "view", valueEncoding: "view"});
-    await level.open();
+    const level = await openLevel(dir);
     const db = new BeaconDb(level, dir, config);
     try {
       const fingerprint = await checkChainFingerprint(db.chainMeta, config);
@@ -71,9 +74,40 @@ export class BeaconDb {
     return writeBatch(this.db, ops.flat() as DbOp[]);
   }
 
+  /** The raw store, for `db check` and `db repair` only (check.ts, repair.ts). */
+  get level(): LevelDb {
+    return this.db;
+  }
+
   async close(): Promise<void> {
+    forgetPause(this.db);
     if (this.db.status === "closed") return;
     await this.db.close();
     log.debug({dir: this.dir}, "database closed");
   }
+}
+
+/**
+ * Opens the LevelDB in `dir`, refusing it with DbDamagedError when it is damaged: recorded so
+ * by an earlier open, unreadable now, or opened only by dropping part of its write-ahead log.
+ */
+export async function openLevel(dir: string, opts: {createIfMissing?: boolean} = {}): Promise<LevelDb> {
+  const recorded = recordedDamage(dir);
+  if (recorded) throw new DbDamagedError(dir, recorded);
+  const level: LevelDb = new Level<Uint8Array, Uint8Array>(dir, {keyEncoding: "view", valueEncoding: "view", createIfMissing: opts.createIfMissing ?? true});
+  try {
+    await level.open();
+  } catch (err) {
+    const damage = describeOpenDamage(err, dir);
+    if (damage === null) throw err;
+    markDamaged(dir, [damage]);
+    throw new DbDamagedError(dir, [damage]);
+  }
+  const dropped = droppedLogRecords(dir);
+  if (dropped.length > 0) {
+    await level.close();
+    markDamaged(dir, dropped);
+    throw new DbDamagedError(dir, dropped);
+  }
+  return level;
 }

@@ -3,6 +3,8 @@ import type {Root, SignedBeaconBlock, Slot} from "@lodestar/types";
 import {Bucket} from "./buckets.ts";
 import {readUint64LE} from "./keys.ts";
 import {type DbOp, type LevelDb, Repository} from "./repository.ts";
+import {DbDamagedError} from "./damage.ts";
+import {toRootHex} from "@lodestar/utils";
 
 /** SignedBeaconBlock SSZ: 4-byte offset of `message`, 96-byte signature, then the message; its first field is the slot. */
 const SIGNED_BLOCK_SLOT_OFFSET = 4 + 96;
@@ -24,6 +26,23 @@ export class BlockRepository extends Repository {
   async get(blockRoot: Root): Promise<SignedBeaconBlock | null> {
     const bytes = await this.getBytes(blockRoot);
     return bytes ? this.deserialize(bytes) : null;
+  }
+
+  /** The block stored under `blockRoot`, checked whole: its hash_tree_root must be that root, else DbDamagedError names the key. */
+  async getVerified(blockRoot: Root): Promise<SignedBeaconBlock | null> {
+    const bytes = await this.getBytes(blockRoot);
+    if (bytes === null) return null;
+    let block: SignedBeaconBlock;
+    try {
+      block = this.deserialize(bytes);
+    } catch (e) {
+      throw new DbDamagedError(this.db.location, [`the block stored under ${toRootHex(blockRoot)} does not decode (${(e as Error).message}): its bytes are damaged`]);
+    }
+    const root = this.config.getForkTypes(block.message.slot).BeaconBlock.hashTreeRoot(block.message as never);
+    if (!Buffer.from(root).equals(Buffer.from(blockRoot))) {
+      throw new DbDamagedError(this.db.location, [`the block stored under ${toRootHex(blockRoot)} hashes to ${toRootHex(root)}: its bytes are damaged`]);
+    }
+    return block;
   }
 
   getBytes(blockRoot: Root): Promise<Uint8Array | null> {

@@ -1,4 +1,4 @@
-import type {ChainForkConfig} from "@lodestar/config";
+import {createChainForkConfig, type ChainConfig, type ChainForkConfig} from "@lodestar/config";
 import {ACTIVE_PRESET} from "@lodestar/params";
 import type {ChainMetaRepository} from "./chainMeta.ts";
 
@@ -41,4 +41,28 @@ export async function checkChainFingerprint(meta: ChainMetaRepository, config: C
   }
   if (stored !== expected) throw new ChainMismatchError(stored, expected);
   return "match";
+}
+
+/**
+ * The fork schedule a fingerprint records, as a config for reading the stored blocks and states
+ * (the fork types by slot): what `db check` and `db repair` use, needing only the data dir.
+ * The preset of the running process must be the fingerprint's.
+ */
+export function configFromFingerprint(fingerprint: string): ChainForkConfig {
+  const {network, preset, forks} = JSON.parse(fingerprint) as {network: string; preset: string; forks: string[]};
+  if (preset !== ACTIVE_PRESET) throw new Error(`the data dir is of the ${preset} preset, this process runs ${ACTIVE_PRESET}`);
+  const overrides: Record<string, unknown> = {CONFIG_NAME: network};
+  for (const name of ["ALTAIR", "BELLATRIX", "CAPELLA", "DENEB", "ELECTRA", "FULU", "GLOAS", "HEZE"]) overrides[`${name}_FORK_EPOCH`] = Infinity;
+  for (const fork of forks) {
+    const match = /^(\w+)@(\d+):0x([0-9a-f]{8})$/.exec(fork);
+    if (!match) throw new Error(`unreadable fork in the chain fingerprint: ${fork}`);
+    const name = match[1].toUpperCase();
+    const version = Uint8Array.from(Buffer.from(match[3], "hex"));
+    if (name === "PHASE0") overrides.GENESIS_FORK_VERSION = version;
+    else {
+      overrides[`${name}_FORK_EPOCH`] = Number(match[2]);
+      overrides[`${name}_FORK_VERSION`] = version;
+    }
+  }
+  return createChainForkConfig(overrides as Partial<ChainConfig>);
 }

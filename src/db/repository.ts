@@ -1,6 +1,16 @@
 import type {Level} from "level";
-import type {Bucket} from "./buckets.ts";
+import {Bucket} from "./buckets.ts";
 import {bucketKey, bucketRange, keySuffix} from "./keys.ts";
+import {DbDamagedError, describeLevelDamage, markDamaged, recordedDamage} from "./damage.ts";
+import {getLogger} from "../log.ts";
+import {guardedBatch} from "./diskFull.ts";
+
+const log = getLogger("db");
+
+/** The name of a bucket in the bucket table (buckets.ts), for messages. */
+export function bucketName(bucket: number): string {
+  return Object.entries(Bucket).find(([, n]) => n === bucket)?.[0] ?? `bucket ${bucket}`;
+}
 
 /** The node's LevelDB: binary keys and values ("view" encoding). */
 export type LevelDb = Level<Uint8Array, Uint8Array>;
@@ -26,7 +36,8 @@ export interface KeyRange {
 /** Writes `ops` in one LevelDB batch: all of them are stored, or (after a crash) none. */
 export async function writeBatch(db: LevelDb, ops: readonly DbOp[]): Promise<void> {
   if (ops.length === 0) return;
-  await db.batch(ops as DbOp[]);
+  // a full disk pauses writes (DiskFullError) until space returns: diskFull.ts
+  await guardedBatch(db, ops as DbOp[]);
 }
 
 /**
@@ -51,7 +62,11 @@ export abstract class Repository {
   }
 
   protected async getRaw(suffix: Uint8Array): Promise<Uint8Array | null> {
-    return (await this.db.get(bucketKey(this.bucket, suffix))) ?? null;
+    try {
+      return (await this.db.get(bucketKey(this.bucket, suffix))) ?? null;
+    } catch (err) {
+      throw this.damaged(err, `reading ${bucketName(this.bucket)} key 0x${Buffer.from(suffix).toString("hex")}`);
+    }
   }
 
   protected hasRaw(suffix: Uint8Array): Promise<boolean> {
@@ -65,8 +80,12 @@ export abstract class Repository {
   /** Entries of this bucket within `range`, in key order (or reversed). */
   protected async entries(range: KeyRange = {}): Promise<DbEntry[]> {
     const out: DbEntry[] = [];
-    for await (const [key, value] of this.db.iterator(this.levelRange(range))) {
-      out.push({key: keySuffix(key), value});
+    try {
+      for await (const [key, value] of this.db.iterator(this.levelRange(range))) {
+        out.push({key: keySuffix(key), value});
+      }
+    } catch (err) {
+      throw this.damaged(err, `reading ${bucketName(this.bucket)}`);
     }
     return out;
   }
@@ -74,7 +93,11 @@ export abstract class Repository {
   /** Keys (bucket byte removed) of this bucket within `range`. */
   protected async keys(range: KeyRange = {}): Promise<Uint8Array[]> {
     const out: Uint8Array[] = [];
-    for await (const key of this.db.keys(this.levelRange(range))) out.push(keySuffix(key));
+    try {
+      for await (const key of this.db.keys(this.levelRange(range))) out.push(keySuffix(key));
+    } catch (err) {
+      throw this.damaged(err, `reading ${bucketName(this.bucket)}`);
+    }
     return out;
   }
 
@@ -82,6 +105,19 @@ export abstract class Repository {
   protected async lastEntry(lte?: Uint8Array): Promise<DbEntry | null> {
     const [entry] = await this.entries({lte, reverse: true, limit: 1});
     return entry ?? null;
+  }
+
+  /** A LevelDB read error that reports damage becomes a DbDamagedError naming what was read; others pass unchanged. */
+  private damaged(err: unknown, reading: string): unknown {
+    const damage = describeLevelDamage(err);
+    if (damage === null) return err;
+    const found = new DbDamagedError(this.db.location, [`${damage}, ${reading}`]);
+    // said once per damaged database, and remembered so that the next start refuses until `db repair`
+    if (recordedDamage(this.db.location) === null) {
+      markDamaged(this.db.location, found.damage);
+      log.error({dir: this.db.location, damage: found.damage[0]}, "the database is damaged; stop the node and run `beacon-gateway db check`, then `db repair`");
+    }
+    return found;
   }
 
   private levelRange(range: KeyRange): {gte?: Uint8Array; lte?: Uint8Array; lt?: Uint8Array; reverse: boolean; limit: number} {

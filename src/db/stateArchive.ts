@@ -4,6 +4,8 @@ import type {Root, Slot} from "@lodestar/types";
 import {Bucket} from "./buckets.ts";
 import {decodeUint64BE, encodeUint64BE, readUint64LE} from "./keys.ts";
 import {type DbOp, type LevelDb, Repository} from "./repository.ts";
+import {DbDamagedError} from "./damage.ts";
+import {toRootHex} from "@lodestar/utils";
 
 /** BeaconState SSZ: genesis_time (8) and genesis_validators_root (32) come before the slot. */
 const STATE_SLOT_OFFSET = 8 + 32;
@@ -68,6 +70,26 @@ export class StateArchiveRepository extends Repository {
 
   async getLatestBytes(): Promise<Uint8Array | null> {
     return (await this.lastEntry())?.value ?? null;
+  }
+
+  /**
+   * The archived state with the highest slot, checked whole: its hash_tree_root must be the root
+   * it was archived under (the state root index), else DbDamagedError names its key.
+   */
+  async getLatestVerified(): Promise<BeaconStateAllForks | null> {
+    const bytes = await this.getLatestBytes();
+    if (bytes === null) return null;
+    let state: BeaconStateAllForks;
+    try {
+      state = this.deserialize(bytes);
+    } catch (e) {
+      throw new DbDamagedError(this.db.location, [`the latest archived finalized state does not decode (${(e as Error).message}): its bytes are damaged`]);
+    }
+    const root = state.hashTreeRoot();
+    if ((await this.rootIndex.get(root)) !== state.slot) {
+      throw new DbDamagedError(this.db.location, [`the finalized state archived at slot ${state.slot} (key 0x${Buffer.from(encodeUint64BE(state.slot)).toString("hex")}) hashes to ${toRootHex(root)}, a root it was not archived under: its bytes are damaged`]);
+    }
+    return state;
   }
 
   /** The archived state with the highest slot ≤ `slot`. */
