@@ -1,5 +1,5 @@
 import type {IncomingMessage, ServerResponse} from "node:http";
-import {listen, type ListeningServer} from "../src/api/server/listen.ts";
+import {listen, type ListeningServer} from "../src/httpListen.ts";
 import {createLimitedServer, type ConnectionLimits} from "../src/api/server/limits.ts";
 import {readBody} from "../src/api/server/readBody.ts";
 import {drainOrClose} from "../src/api/server/writeChunks.ts";

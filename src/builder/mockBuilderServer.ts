@@ -1,10 +1,10 @@
 import {type IncomingMessage, type Server, type ServerResponse, createServer} from "node:http";
-import type {AddressInfo} from "node:net";
 import type {ChainForkConfig} from "@lodestar/config";
 import {ForkName} from "@lodestar/params";
 import type {SignedBlindedBeaconBlock} from "@lodestar/types";
 import {fromHex} from "@lodestar/utils";
 import {getLogger} from "../log.ts";
+import {listen} from "../httpListen.ts";
 import {MOCK_BUILDER_FAULTS, type MockBuilderFault} from "./faults.ts";
 import {BuilderRequestError, type MockBuilder} from "./mockBuilder.ts";
 import {type SignedValidatorRegistration, SignedValidatorRegistrations, builderTypes, isBuilderFork} from "./types.ts";
@@ -34,20 +34,9 @@ export async function startMockBuilderServer(builder: MockBuilder, config: Chain
       sendJson(res, status, {code: status, message: (e as Error).message});
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port, opts.address, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  log.info({port, address: opts.address, pubkey: Buffer.from(builder.pubkey).toString("hex")}, "mock builder listening");
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const listening = await listen(server, opts.port, opts.address);
+  log.info({port: listening.port, address: opts.address, pubkey: Buffer.from(builder.pubkey).toString("hex")}, "mock builder listening");
+  return listening;
 }
 
 async function handle(builder: MockBuilder, config: ChainForkConfig, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,6 +1,6 @@
 import {createServer, type IncomingMessage, type ServerResponse} from "node:http";
-import type {AddressInfo} from "node:net";
 import {getLogger} from "../log.ts";
+import {listen} from "../httpListen.ts";
 import {verifyJwt} from "./jwt.ts";
 import {MockEngineRpc, RpcError} from "./mockEngineRpc.ts";
 
@@ -66,20 +66,9 @@ export async function startEngineServer(opts: EngineServerOptions): Promise<Runn
 
   // the node calls once a slot or more: keep its connections open across slots (and longer than its client's idle time)
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port, opts.address ?? "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  log.info({port, address: opts.address ?? "127.0.0.1"}, "mock engine listening");
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const listening = await listen(server, opts.port, opts.address ?? "127.0.0.1");
+  log.info({port: listening.port, address: opts.address ?? "127.0.0.1"}, "mock engine listening");
+  return listening;
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {

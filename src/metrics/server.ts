@@ -1,6 +1,6 @@
 import {createServer} from "node:http";
 import type {Registry} from "prom-client";
-import {listen, type ListeningServer} from "../api/server/listen.ts";
+import {listen, type ListeningServer} from "../httpListen.ts";
 import {getLogger} from "../log.ts";
 
 /** The Prometheus scrape endpoint: `GET /metrics` in the text format; anything else is 404 or 405. */

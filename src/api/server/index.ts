@@ -3,7 +3,7 @@ import {parse as parseQuery} from "node:querystring";
 import {byteSize, readBody, refuseTooLarge, tooLargeDeclared} from "./readBody.ts";
 import {Router} from "./router.ts";
 import {createLimitedServer, truncateEcho, type ConnectionLimits} from "./limits.ts";
-import {listen, type ListeningServer} from "./listen.ts";
+import {listen, type ListeningServer} from "../../httpListen.ts";
 import {getLogger} from "../../log.ts";
 import {handlers, type ApiContext} from "../impl/index.ts";
 import {routes} from "../routes/index.ts";

@@ -2,7 +2,7 @@ import type {IncomingMessage, ServerResponse} from "node:http";
 import {join} from "node:path";
 import {parse as parseQuery} from "node:querystring";
 import {createLimitedServer, truncateEcho} from "../../api/server/limits.ts";
-import {listen} from "../../api/server/listen.ts";
+import {listen} from "../../httpListen.ts";
 import {readBody} from "../../api/server/readBody.ts";
 import {Router} from "../../api/server/router.ts";
 import {errorMessage} from "../context.ts";
