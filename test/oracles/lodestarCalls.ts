@@ -247,6 +247,7 @@ export const NOT_CALLED: Record<string, string> = {
 export const NOT_IN_LODESTAR: Record<string, string> = {
   publishBlock: "v1, removed from the spec: Lodestar keeps only v2",
   publishBlindedBlock: "v1, removed from the spec: Lodestar keeps only v2",
+  produceBlindedBlock: "v1 blinded block production, removed from the spec (produceBlockV3 replaces it): Lodestar no longer defines it",
   getBlockAttestations: "v1, removed from the spec: Lodestar keeps only v2",
   getPoolAttestations: "v1, removed from the spec: Lodestar keeps only v2",
   submitPoolAttestations: "v1, removed from the spec: Lodestar keeps only v2",
