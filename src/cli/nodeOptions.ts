@@ -110,14 +110,21 @@ validators it drives itself.`,
       help: "IP address libp2p (TCP) and discovery (UDP) listen on",
       parse: ipAddress,
     }),
-    tcpPort: option({name: "tcp-port", value: "PORT", default: "9000", group: NETWORK, help: "libp2p TCP port (0: any free port)", parse: port}),
+    tcpPort: option({name: "tcp-port", value: "PORT", default: "9000", group: NETWORK, help: "libp2p TCP port (0: any free port; with discovery give `--udp-port` too)", parse: port}),
     udpPort: option({
       name: "udp-port",
       value: "PORT",
       defaultText: "`--tcp-port`'s value",
       group: NETWORK,
-      help: "discovery (discv5) UDP port",
-      parse: (text, ctx) => (text === undefined ? ctx.get("tcpPort") : port(text)),
+      help: "discovery (discv5) UDP port; discovery needs a fixed one (not 0)",
+      parse: (text, ctx) => {
+        const udpPort = text === undefined ? ctx.get("tcpPort") : port(text);
+        // discv5 advertises its UDP port in the node's ENR before any socket is bound
+        if (udpPort === 0 && ctx.get("discovery")) {
+          throw new InvalidValue(text === undefined ? "discovery needs a fixed UDP port, and it follows --tcp-port 0: give --udp-port PORT, or --no-discovery" : "discovery needs a fixed UDP port: give one, or --no-discovery");
+        }
+        return udpPort;
+      },
     }),
     quicPort: option({
       name: "quic-port",

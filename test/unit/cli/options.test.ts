@@ -107,14 +107,20 @@ describe("node options", () => {
 
   it("takes the UDP port from --tcp-port unless --udp-port is given", () => {
     expect(node(["--tcp-port", "9100"]).udpPort).toBe(9100);
-    expect(node(["--tcp-port", "0"]).udpPort).toBe(0);
+    expect(node(["--tcp-port", "0", "--no-discovery"]).udpPort).toBe(0);
+    expect(node(["--tcp-port", "0", "--udp-port", "9200"])).toMatchObject({tcpPort: 0, udpPort: 9200});
     expect(node(["--udp-port", "9300"])).toMatchObject({tcpPort: 9000, udpPort: 9300});
+  });
+
+  it("refuses UDP port 0 with discovery, in one line naming the option to give (discv5 advertises a fixed port)", () => {
+    expect(() => node(["--tcp-port", "0"])).toThrow("--udp-port: discovery needs a fixed UDP port, and it follows --tcp-port 0: give --udp-port PORT, or --no-discovery");
+    expect(() => node(["--udp-port", "0"])).toThrow("--udp-port: discovery needs a fixed UDP port: give one, or --no-discovery");
   });
 
   it("puts QUIC on the TCP port + 1 (Lighthouse's default) unless --quic-port is given; --no-quic turns it off", () => {
     expect(node([])).toMatchObject({quic: true, quicPort: 9001});
     expect(node(["--tcp-port", "9100"]).quicPort).toBe(9101);
-    expect(node(["--tcp-port", "0"]).quicPort).toBe(0);
+    expect(node(["--tcp-port", "0", "--no-discovery"]).quicPort).toBe(0);
     expect(node(["--quic-port", "9500"]).quicPort).toBe(9500);
     expect(node(["--no-quic"]).quic).toBe(false);
   });
