@@ -1,3 +1,4 @@
+// suite: alone (floods must not make the node fall behind its slots)
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {SecretKey} from "@chainsafe/blst";
 import {peerIdFromString} from "@libp2p/peer-id";
