@@ -18,6 +18,7 @@ export function generateEvents(seed: number, length: number): DiffEvent[] {
   const order: ProtoBlock[] = [anchor];
   const knownValid = new Set<string>([anchor.blockRoot]);
   const invalid = new Set<string>();
+  const justifiedRoots = new Map<number, string>();
   let slot = 0;
   const events: DiffEvent[] = [];
 
@@ -43,7 +44,7 @@ export function generateEvents(seed: number, length: number): DiffEvent[] {
       events.push({kind: "tick", slot});
     } else if (action < 48) {
       const parent = pick(recent(6, (b) => !invalid.has(b.blockRoot)))!;
-      const block = makeBlock(rand, ancestorAt, parent, slot, newRoot());
+      const block = makeBlock(rand, ancestorAt, parent, slot, newRoot(), justifiedRoots);
       if (block === null) continue;
       const optimistic = rand(3) === 0;
       events.push({kind: "block", block, timely: block.slot === slot && rand(2) === 0, optimistic});
@@ -76,12 +77,19 @@ export function generateEvents(seed: number, length: number): DiffEvent[] {
   return events;
 }
 
-function makeBlock(rand: Rand, ancestorAt: (r: string, s: number) => string | null, parent: ProtoBlock, slot: number, blockRoot: string): ProtoBlock | null {
+function makeBlock(
+  rand: Rand,
+  ancestorAt: (r: string, s: number) => string | null,
+  parent: ProtoBlock,
+  slot: number,
+  blockRoot: string,
+  justifiedRoots: Map<number, string>
+): ProtoBlock | null {
   const kind = rand(10);
   // mostly the current slot; a late block for a past slot; now and then one for the next slot
   const blockSlot = kind < 6 ? slot : kind < 9 ? parent.slot + 1 + rand(Math.max(1, slot - parent.slot)) : slot + 1;
   if (blockSlot <= parent.slot) return null;
-  const block = randomBlock(rand, ancestorAt, parent, Math.min(blockSlot, slot + 1), blockRoot);
+  const block = randomBlock(rand, ancestorAt, parent, Math.min(blockSlot, slot + 1), blockRoot, justifiedRoots);
   return {...block, executionBlockHash: payloadHash(blockRoot)};
 }
 

@@ -166,13 +166,29 @@ export class Sides {
    * lodestar-inner-block: Lodestar's proto-array takes a block whose own checkpoints pass its
    * filter as a head candidate although it has children (nodeLeadsToViableHead); the spec's
    * filter_block_tree judges leaves only, a block with children is kept only through a viable one.
+   * lodestar-no-viable-head: no leaf under the justified block is viable; the spec's get_head
+   * returns the justified block, Lodestar's findHead throws (INVALID_BEST_NODE) as its best-child
+   * links still point at a block its filter rejects.
    * lodestar-invalid-justified: the justified block's payload was found INVALID; Lodestar stops
    * choosing a head, ours keeps the justified block (sync/optimistic.md, "Re-Orgs": "If the
    * justified checkpoint transitions from NOT_VALIDATED -> INVALIDATED, a consensus engine MAY
    * choose to alert the user and force the application to exit").
    */
+  /**
+   * No leaf under the justified block passes filter_block_tree (a block whose children are all
+   * invalid counts as a leaf): the spec's get_head then returns the justified block.
+   */
+  private noViableLeaf(): boolean {
+    const {ours, oracle} = this;
+    const justified = ours.getJustifiedCheckpoint().root;
+    const live = ours.getAllNodes().filter((n) => n.validity !== "invalid" && ours.isDescendant(justified, n.blockRoot));
+    const leaves = live.filter((n) => !live.some((c) => c.parentRoot === n.blockRoot));
+    return ours.getHead().blockRoot === justified && !leaves.some((leaf) => oracle.store.isViableLeaf(oracle.store.blocks.get(leaf.blockRoot)!));
+  }
+
   private explainHead(theirsHead: string): ExplainedHead | null {
-    const {ours} = this;
+    const {ours, oracle} = this;
+    if (theirsHead.includes("INVALID_BEST_NODE") && this.noViableLeaf()) return "lodestar-no-viable-head";
     if (theirsHead.includes("INVALID_JUSTIFIED_EXECUTION_STATUS") && ours.getValidity(ours.getJustifiedCheckpoint().root) === "invalid") {
       return "lodestar-invalid-justified";
     }
@@ -224,7 +240,7 @@ export class Sides {
  * Head disagreements whose cause is known and where the spec sides with us (see the test, which
  * shows each on a minimal sequence with the spec's text).
  */
-export type ExplainedHead = "lodestar-inner-block" | "lodestar-invalid-justified";
+export type ExplainedHead = "lodestar-inner-block" | "lodestar-invalid-justified" | "lodestar-no-viable-head";
 
 /**
  * Runs the events on both sides, comparing after each; stops at the first disagreement.

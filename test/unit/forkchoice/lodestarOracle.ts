@@ -49,6 +49,8 @@ export class LodestarOracle {
   private readonly votes: VoteTracker[] = [];
   /** effective balance increments, as Lodestar keeps them */
   private balances: Uint16Array;
+  private justifiedBalances: Uint16Array;
+  private balancesKey = "";
   private readonly balancesOf: (checkpoint: CheckpointHex) => number[];
   head: string;
 
@@ -59,6 +61,7 @@ export class LodestarOracle {
     this.protoArray = ProtoArray.initialize(toLodestar(anchor, false), currentSlot);
     this.balancesOf = balancesOf;
     this.balances = Uint16Array.from(balancesOf(anchor.justifiedCheckpoint));
+    this.justifiedBalances = this.balances;
     this.head = anchor.blockRoot;
   }
 
@@ -94,7 +97,11 @@ export class LodestarOracle {
       if (vote === undefined) this.votes[validator] = {currentRoot: HEX_ZERO_HASH, nextRoot: message.root, nextEpoch: message.epoch};
       else if (message.epoch > vote.nextEpoch || message.root !== vote.nextRoot) Object.assign(vote, {nextRoot: message.root, nextEpoch: message.epoch});
     }
-    const newBalances = Uint16Array.from(this.balancesOf(store.justified));
+    // Lodestar's store keeps the justified checkpoint's balances until that checkpoint changes
+    const justifiedKey = `${store.justified.epoch}/${store.justified.root}`;
+    if (justifiedKey !== this.balancesKey) this.justifiedBalances = Uint16Array.from(this.balancesOf(store.justified));
+    this.balancesKey = justifiedKey;
+    const newBalances = this.justifiedBalances;
     const deltas = computeDeltas(this.protoArray.indices, this.votes, this.balances, newBalances, store.equivocating);
     this.balances = newBalances;
     const boostRoot = store.proposerBoostRoot;
@@ -123,15 +130,17 @@ export class LodestarOracle {
   /**
    * Whether Lodestar's head filter (nodeIsViableForHead: the node's own checkpoints equal to the
    * store's, epoch and root) and the spec's (filter_block_tree's leaf test, v1.6.1) agree on every
-   * node that is not invalid: where they do, the two must pick the same head.
+   * leaf (a block whose children are all invalid is one): where they do, the two must pick the
+   * same head, but for Lodestar's departures that `Sides.explainHead` names.
    */
   filtersAgree(): boolean {
-    const {store} = this;
-    for (const node of this.protoArray.nodes) {
-      if (node.executionStatus === ExecutionStatus.Invalid) continue;
+    const {store, protoArray} = this;
+    const live = protoArray.nodes.filter((n) => n.executionStatus !== ExecutionStatus.Invalid);
+    const parents = new Set(live.map((n) => n.parentRoot));
+    for (const node of live) {
       const block = store.blocks.get(node.blockRoot);
-      if (block === undefined) continue;
-      if (this.protoArray.nodeIsViableForHead(node, store.currentSlot) !== store.isViableLeaf(block)) return false;
+      if (parents.has(node.blockRoot) || block === undefined) continue;
+      if (protoArray.nodeIsViableForHead(node, store.currentSlot) !== store.isViableLeaf(block)) return false;
     }
     return true;
   }
