@@ -19,12 +19,14 @@ import {RouteFallbacks} from "./routeFallback.ts";
  * quarter of a slot while another node could answer) the same request goes to the next one, in
  * the same slot. Publications (blocks, attestations, aggregates, sync committee messages and
  * contributions, subnet subscriptions, fee recipients, builder registrations) go to every
- * healthy node at once and are done on the first success.
+ * synced node at once and are done on the first success.
  *
  * Health is checked at start and then in the background three quarters into each slot
- * (`/eth/v1/node/syncing`), never on a duty's path: a request only reads the last state known.
- * A node that stops answering a request is set aside at once, until a check or a request finds
- * it answering again. Each change of a node's state is logged once, not each failed request.
+ * (`/eth/v1/node/syncing`, within a slot), never on a duty's path: a request only reads the last
+ * state known. A node whose connection is refused or dropped is set aside at once; one that is
+ * only slow (a request past its quarter slot) is set aside when a check or a request with no
+ * other node to go to times out too. It comes back when a check or a request finds it
+ * answering. Each change of a node's state is logged once, not each failed request.
  */
 
 /** The abort signal of the request attempt under way; each node's HTTP transport reads it (httpTransport's `signal`). */
@@ -150,9 +152,9 @@ export class BeaconNodes {
     if (node.checking) return;
     node.checking = true;
     try {
-      const {data} = await this.attempt(node, timeoutMs, (_, client) => client.request("getSyncingStatus", {}));
+      const {data} = await this.attempt(node, timeoutMs, true, (_, client) => client.request("getSyncingStatus", {}));
       if (node.compatible === null && this.genesisValidatorsRoot) {
-        const genesis = await this.attempt(node, timeoutMs, (_, client) => client.request("getGenesis", {}));
+        const genesis = await this.attempt(node, timeoutMs, true, (_, client) => client.request("getGenesis", {}));
         node.compatible = byteArrayEquals(genesis.data.genesisValidatorsRoot, this.genesisValidatorsRoot);
         if (!node.compatible) {
           this.log.error(
@@ -180,8 +182,8 @@ export class BeaconNodes {
     }
   }
 
-  /** One request to one node within `timeoutMs`, counted, its failure classified. */
-  private async attempt<T>(node: NodeState, timeoutMs: number, call: Call<T>): Promise<T> {
+  /** One request to one node within `timeoutMs`, counted, its failure classified; `timeoutSetsAside`: no answer in that time sets the node aside. */
+  private async attempt<T>(node: NodeState, timeoutMs: number, timeoutSetsAside: boolean, call: Call<T>): Promise<T> {
     const signal = AbortSignal.timeout(timeoutMs);
     this.metrics?.request(node.name);
     try {
@@ -191,8 +193,8 @@ export class BeaconNodes {
     } catch (err) {
       const reason = failureOf(err, signal);
       this.metrics?.failure(node.name, reason);
-      if (reason === "unreachable" || reason === "timeout") this.notAnswering(node, reason, err);
-      else this.answered(node);
+      if (reason === "unreachable" || (reason === "timeout" && timeoutSetsAside)) this.notAnswering(node, reason, err);
+      else if (reason !== "timeout") this.answered(node);
       throw err;
     }
   }
@@ -205,7 +207,7 @@ export class BeaconNodes {
       // a short timeout while a node that answers could take over; the last one gets its time
       const alternative = nodes.slice(i + 1).some((n) => n.reachable !== false);
       try {
-        return await this.attempt(node, alternative ? this.timeouts.short : this.timeouts.long, call);
+        return await this.attempt(node, alternative ? this.timeouts.short : this.timeouts.long, !alternative, call);
       } catch (err) {
         errors.push(err);
       }
@@ -213,13 +215,16 @@ export class BeaconNodes {
     throw preferredError(errors);
   }
 
-  /** To every synced node at once (or, none being synced, the first candidate); done on the first success, else on to the other nodes in order. */
+  /**
+   * To every synced node at once (or, none being synced, as a read); done on the first success,
+   * else on to the other nodes in order. A slow node delays nothing here: each has its time.
+   */
   private async publish<T>(call: Call<T>): Promise<T> {
     const candidates = this.candidates();
     const synced = candidates.filter((n) => n.rank() === 0);
     if (synced.length <= 1) return this.firstSuccess(call, candidates);
     try {
-      return await Promise.any(synced.map((node) => this.attempt(node, this.timeouts.short, call)));
+      return await Promise.any(synced.map((node) => this.attempt(node, this.timeouts.long, true, call)));
     } catch (err) {
       const rest = candidates.filter((n) => !synced.includes(n));
       const errors = (err as AggregateError).errors;

@@ -19,7 +19,7 @@ export class FakeBeaconNode {
   readonly headRoot: Uint8Array;
   genesisValidatorsRoot: Uint8Array;
   sync: SyncFlags = {is_syncing: false, is_optimistic: false, el_offline: false};
-  /** for every route but the sync status and genesis: answer, answer 500, or never answer */
+  /** answer; answer 500 (every route but the sync status and genesis); or never answer (every route) */
   behaviour: "ok" | "error" | "hang" = "ok";
   /** `METHOD path` of every request, in order */
   readonly requests: string[] = [];
@@ -66,11 +66,11 @@ export class FakeBeaconNode {
     let body = "";
     for await (const chunk of req) body += String(chunk);
     const json = (status: number, value?: unknown) => res.writeHead(status, {"content-type": "application/json"}).end(value === undefined ? undefined : JSON.stringify(value));
+    if (this.behaviour === "hang") return void this.hanging.push(res);
     if (path === "/eth/v1/node/syncing") return void json(200, {data: {head_slot: "10", sync_distance: "0", ...this.sync}});
     if (path === "/eth/v1/beacon/genesis") {
       return void json(200, {data: {genesis_time: "0", genesis_validators_root: toHex(this.genesisValidatorsRoot), genesis_fork_version: "0x00000000"}});
     }
-    if (this.behaviour === "hang") return void this.hanging.push(res);
     if (this.behaviour === "error") return void json(500, {code: 500, message: "internal error"});
     if (path === "/eth/v1/beacon/blocks/head/root") return void json(200, {execution_optimistic: false, finalized: false, data: {root: toHex(this.headRoot)}});
     if (path === "/eth/v1/validator/prepare_beacon_proposer" || path === "/eth/v1/beacon/pool/sync_committees") {
