@@ -79,8 +79,12 @@ describe("several beacon nodes", () => {
     // one line for the whole time it was not synced, however many checks found it so
     expect(messages(lines, "Beacon node not synced: others go first", a.url)).toHaveLength(1);
 
+    let recovered = 0;
+    nodes.onRecovered(() => recovered++);
     a.sync = {is_syncing: false, is_optimistic: false, el_offline: false};
     await check();
+    // the client sends its subscriptions and fee recipients again
+    expect(recovered).toBe(1);
     expect(await answeredBy()).toBe(a);
     expect(nodes.order()).toEqual([a.url, b.url]);
     expect(messages(lines, "Beacon node synced again", a.url)).toHaveLength(1);
@@ -89,9 +93,11 @@ describe("several beacon nodes", () => {
   });
 
   it("a node that stops answering: the same request goes to the next node at once, logged once; taken back when a check finds it answering", async () => {
-    const {fakes, lines, metric, answeredBy, start, check} = await setup();
+    const {fakes, nodes, lines, metric, answeredBy, start, check} = await setup();
     const [a, b] = fakes;
     await start();
+    let recovered = 0;
+    nodes.onRecovered(() => recovered++);
     expect(await answeredBy()).toBe(a);
     const checksOfB = b.count("/eth/v1/node/syncing");
 
@@ -110,6 +116,7 @@ describe("several beacon nodes", () => {
     await a.start();
     await check();
     expect(messages(lines, "Beacon node answers again", a.url)).toHaveLength(1);
+    expect(recovered).toBe(1);
     expect(await answeredBy()).toBe(a);
   });
 
