@@ -1,3 +1,4 @@
+// suite: alone (two nodes and a validator client on 2-second slots: a block and every attestation of each slot after the kill is asserted)
 import {afterAll, describe, expect, it} from "@jest/globals";
 import {writeFileSync} from "node:fs";
 import {join} from "node:path";
