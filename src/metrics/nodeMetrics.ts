@@ -36,6 +36,20 @@ export interface NodeMetrics {
   close(): void;
 }
 
+/** The validator duties counter, in the node's registry or a standalone validator client's. */
+export function createDutyMetrics(registry: Registry): DutyMetrics {
+  const counter = new Counter({
+    name: "beacon_gateway_validator_duties_total",
+    help: "validator duties of this process's validators, by duty and result (performed: published; missed: failed or not published)",
+    labelNames: ["duty", "result"],
+    registers: [registry],
+  });
+  const count = (result: string) => (duty: ValidatorDuty, n = 1) => {
+    if (n > 0) counter.inc({duty, result}, n);
+  };
+  return {performed: count("performed"), missed: count("missed")};
+}
+
 export function createNodeMetrics(): NodeMetrics {
   const registry = new Registry();
   // process_cpu_seconds_total, process_max_fds (named by the beacon-metrics list), memory, GC, ...
@@ -57,16 +71,6 @@ export function createNodeMetrics(): NodeMetrics {
     },
   });
   lagMonitor.start();
-
-  const dutyCounter = new Counter({
-    name: "beacon_gateway_validator_duties_total",
-    help: "validator duties of this process's validators, by duty and result (performed: published; missed: failed or not published)",
-    labelNames: ["duty", "result"],
-    registers,
-  });
-  const count = (result: string) => (duty: ValidatorDuty, n = 1) => {
-    if (n > 0) dutyCounter.inc({duty, result}, n);
-  };
 
   const backfillSlot = new Gauge({name: "beacon_gateway_backfill_slot", help: "slot of the lowest block stored: where the node's block history starts (moves down as backfill goes)", registers});
   const backfillTarget = new Gauge({
@@ -93,7 +97,7 @@ export function createNodeMetrics(): NodeMetrics {
       labelNames: ["protocol", "direction", "result"],
       registers,
     }),
-    duties: {performed: count("performed"), missed: count("missed")},
+    duties: createDutyMetrics(registry),
     backfill: {setSlot: (slot) => backfillSlot.set(slot), setTargetSlot: (slot) => backfillTarget.set(slot), addBlocks: (n) => backfillBlocks.inc(n)},
     close: () => lagMonitor.stop(),
   };

@@ -4,7 +4,7 @@ import type {BeaconConfig} from "@lodestar/config";
 import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
 import {fromHex, toHex} from "@lodestar/utils";
-import {ApiClientError, type ApiClient} from "../api/client.ts";
+import {ApiClientError} from "../api/client.ts";
 import {getLogger} from "../log.ts";
 import {AttesterService} from "./attester.ts";
 import type {ValidatorBeaconApi} from "./beaconApi.ts";
@@ -12,7 +12,8 @@ import {SlotClock} from "./clock.ts";
 import {errorMessage, type ValidatorContext} from "./context.ts";
 import {readNodeChain} from "./nodeChain.ts";
 import {ProposerService} from "./proposer.ts";
-import {RouteFallbacks} from "./routeFallback.ts";
+import {BeaconNodes, type BeaconNodeEndpoint} from "./beaconNodes.ts";
+import type {BeaconNodeMetrics} from "../metrics/validatorMetrics.ts";
 import {ValidatorSigner} from "./signer.ts";
 import {SlashingProtection} from "./slashingProtection.ts";
 import {SyncCommitteeService} from "./syncCommittee.ts";
@@ -28,9 +29,13 @@ import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} fr
 const ZERO_ADDRESS = "0x" + "00".repeat(20);
 
 export interface ValidatorClientOptions {
-  api: ValidatorBeaconApi;
-  /** The route-table client of the same beacon node: given, routes the node lacks fall back to older ones (routeFallback.ts). */
-  fallbackClient?: ApiClient;
+  /** The beacon node in the same process (the node's own validators), or for tests; without `beaconNodes`. */
+  api?: ValidatorBeaconApi;
+  /**
+   * Beacon nodes by their route-table clients, in order of preference (beaconNodes.ts): health
+   * checks, failover, publications to all; each falls back to older routes it lacks (routeFallback.ts).
+   */
+  beaconNodes?: {endpoints: BeaconNodeEndpoint[]; metrics?: BeaconNodeMetrics};
   /** Interop (mock-genesis) key indices of the validators to run. */
   indices: number[];
   /** Keystores to run (besides those imported through the keymanager API, always loaded from the data dir). */
@@ -71,8 +76,11 @@ export interface ValidatorClient {
 export async function startValidatorClient(opts: ValidatorClientOptions): Promise<ValidatorClient> {
   // Looked up here, not at import, so the directive the CLI installs at startup applies.
   const log = getLogger("validator");
-  const {config, genesisTime} = await readNodeChain(opts.api, log);
-  const api = opts.fallbackClient ? new RouteFallbacks(opts.fallbackClient, log).wrap(opts.api, config) : opts.api;
+  const nodes = opts.beaconNodes ? new BeaconNodes(opts.beaconNodes.endpoints, log, opts.beaconNodes.metrics) : null;
+  const api = nodes?.api ?? opts.api;
+  if (!api) throw new Error("startValidatorClient: no beacon node given");
+  const {config, genesisTime} = await readNodeChain(api, log);
+  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
   const protectionDir = join(opts.dataDir, "slashing-protection");
   await mkdir(protectionDir, {recursive: true});
   const protection = await SlashingProtection.open(protectionDir);
@@ -98,7 +106,6 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   }
   const signer = new ValidatorSigner(config, [], protection, opts.turns);
   const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices([]), log, duties: opts.duties};
-  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
   let halt!: (reason: string) => void;
   const halted = new Promise<string>((resolve) => (halt = resolve));
   const doppelganger = opts.doppelgangerProtection
@@ -126,6 +133,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   for (const key of startup.interop) keys.add(key, key.secretKey);
   for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
   const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder);
+  nodes?.onRecovered(() => loop.nodeRecovered());
 
   let keymanager: KeymanagerServer | null = null;
   try {
@@ -135,6 +143,8 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     await protection.close();
     throw err;
   }
+  // the nodes' health, checked now and then each slot on the clock (stopped with it), before the first duty
+  await nodes?.start(config, clock);
   log.info(
     {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
     "Validator client started"
@@ -225,6 +235,15 @@ class DutyLoop {
       this.at(slot, this.config.getSyncMessageDueMs(fork), "sync committee messages", () => this.sync.produceMessages(slot));
       this.at(slot, this.config.getSyncContributionDueMs(fork), "sync committee contributions", () => this.sync.produceContributions(slot));
     }
+  }
+
+  /**
+   * A beacon node answers (or is synced) again: it may lack what was sent while it was not, so
+   * the subnet subscriptions (with the duties), fee recipients and registrations are sent again.
+   */
+  nodeRecovered(): void {
+    this.attester.invalidate();
+    this.announced = -1;
   }
 
   /** Keys held by doppelganger protection were released: their attester duties are fetched again. */
