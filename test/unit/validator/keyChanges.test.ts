@@ -1,4 +1,4 @@
-import {afterEach, describe, expect, it} from "@jest/globals";
+import {afterEach, describe, expect, it, jest} from "@jest/globals";
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
@@ -81,10 +81,11 @@ async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Turns of the event loop until `probe` holds (the fake node answers at once; signatures take a few turns). */
+/** Turns of the event loop until `probe` holds (the fake node answers at once; signatures take a few turns, slashing protection writes to disk). */
 async function until(what: string, probe: () => boolean): Promise<void> {
-  for (let turn = 0; !probe(); turn++) {
-    if (turn > 2000) throw new Error(`never happened: ${what}`);
+  const deadline = Date.now() + 10_000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -98,6 +99,7 @@ const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attest
  * keys finishes after the change: each key change counts from the next duty, whatever the order.
  */
 describe("duty loop: keys imported and deleted while duty fetches are in flight", () => {
+  jest.setTimeout(30_000);
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
