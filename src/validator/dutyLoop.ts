@@ -80,6 +80,7 @@ export class DutyLoop {
       // keys or fee recipients changed through the keymanager API: from this slot on, not the next epoch
       this.run("key changes", slot, () => this.onKeysChanged(epoch));
     } else {
+      // fetched again only if they were fetched for other keys (a key released, resolved late) or not at all
       this.run("sync committee duties", slot, () => this.sync.pollChanged(epoch));
     }
     this.run("block proposal", slot, () => this.proposer.onSlotStart(slot));
