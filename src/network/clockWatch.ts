@@ -33,9 +33,10 @@ export class ClockWatch {
     });
   }
 
-  /** A peer's gossip block or attestation of `slot` arrived now. */
-  onArrival(peer: string, slot: number): void {
-    this.monitor.record(peer, slot, this.deps.msIntoSlot(slot));
+  /** A peer's gossip block or attestation of `slot` arrived now: the returned function counts it (once it was not found invalid). */
+  onArrival(peer: string, slot: number): () => void {
+    const msIntoSlot = this.deps.msIntoSlot(slot);
+    return () => this.monitor.record(peer, slot, msIntoSlot);
   }
 
   onPeerDisconnected(peer: string): void {

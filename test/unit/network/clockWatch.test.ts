@@ -25,8 +25,10 @@ describe("clock watch", () => {
     const watch = new ClockWatch({config, msIntoSlot: () => offset + 60, setOffsetSeconds: (s) => (gauge = s)});
     const run = (from: number, to: number) => {
       for (let slot = from; slot < to; slot++) {
-        watch.onArrival("a", slot);
-        watch.onArrival("b", slot);
+        watch.onArrival("a", slot)();
+        watch.onArrival("b", slot)();
+        // a message found invalid is not counted
+        void watch.onArrival("c", slot);
         watch.onSlot(slot + 1);
       }
     };
