@@ -35,7 +35,7 @@ export interface ClockOffsetVerdict {
 export interface ClockOffsetOptions {
   /** MAXIMUM_GOSSIP_CLOCK_DISPARITY, in ms */
   toleranceMs: number;
-  /** the latest a slot's first messages are sent after the slot's start (the attestation deadline), in ms */
+  /** the latest a slot's first messages may arrive after the slot's start on a right clock (the node takes the aggregation deadline), in ms */
   latestSendMs: number;
 }
 

@@ -15,7 +15,7 @@ export interface ClockWatchDeps {
 /**
  * Watches the node's clock against its peers' (clock/offset.ts): peers' gossip blocks and
  * attestations are timed as they arrive, the estimate is taken once a slot, and a clock off by
- * more than MAXIMUM_GOSSIP_CLOCK_DISPARITY beyond the network's delay is said once, with the
+ * more than MAXIMUM_GOSSIP_CLOCK_DISPARITY beyond what the network explains is said once, with the
  * measured offset, and once again when it is right again.
  */
 export class ClockWatch {
@@ -28,8 +28,9 @@ export class ClockWatch {
     const {config} = deps;
     this.monitor = new ClockOffsetMonitor({
       toleranceMs: config.MAXIMUM_GOSSIP_CLOCK_DISPARITY,
-      // honest peers send a slot's block and attestations by the attestation deadline at the latest
-      latestSendMs: config.getAttestationDueMs(config.getForkName(0)),
+      // honest peers send a slot's block and attestations by the attestation deadline; the
+      // aggregation deadline leaves a busy node's delays room before a right clock reads as ahead
+      latestSendMs: config.getAggregateDueMs(config.getForkName(0)),
     });
   }
 

@@ -18,7 +18,7 @@ describe("clock watch", () => {
         },
       }),
     });
-    // 1-second slots: the attestation deadline is 333 ms; MAXIMUM_GOSSIP_CLOCK_DISPARITY 500 ms
+    // 1-second slots; MAXIMUM_GOSSIP_CLOCK_DISPARITY 500 ms
     const config = createBeaconConfig(devChainConfig({secondsPerSlot: 1, genesisFork: "phase0", forkEpochs: {}}), new Uint8Array(32));
     let offset = 3000;
     let gauge = Number.NaN;
@@ -45,5 +45,18 @@ describe("clock watch", () => {
       [30, 60],
     ]);
     expect(said[0].msg).toMatch(/3060 ms after their slot starts/);
+  });
+
+  it("on 1-second slots: off past 500 ms before the slot's start or 500 ms after the aggregation deadline (667 ms)", () => {
+    const config = createBeaconConfig(devChainConfig({secondsPerSlot: 1, genesisFork: "phase0", forkEpochs: {}}), new Uint8Array(32));
+    const offAt = (ms: number) => {
+      const watch = new ClockWatch({config, msIntoSlot: () => ms});
+      for (let slot = 0; slot < 8; slot++) {
+        watch.onArrival("a", slot)();
+        watch.onSlot(slot + 1);
+      }
+      return watch.verdict()!.off;
+    };
+    expect([offAt(-501), offAt(-500), offAt(1166), offAt(1168)]).toEqual([true, false, false, true]);
   });
 });
