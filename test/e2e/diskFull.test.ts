@@ -9,7 +9,7 @@ import {NodeProcess, chainView, getJson, restNodeArgs, waitFor} from "./nodeProc
 /**
  * A node whose data dir is on a real filesystem that fills up: a 320 MiB tmpfs mounted in a
  * mount namespace of the test's own (`unshare -m`, as root), so nothing outside it sees the
- * mount. The test fills the disk from outside through /proc/<pid>/root while the chain runs.
+ * mount (the validators' directory is another tmpfs, which stays free). The test fills the disk from outside through /proc/<pid>/root while the chain runs.
  */
 
 const BIN = fileURLToPath(new URL("../../bin/beacon-gateway.js", import.meta.url));
@@ -51,7 +51,10 @@ describe("a full disk (a real tmpfs that fills)", () => {
     "stops importing and says so once with the data dir, serves reads, resumes by itself when space returns; nothing finalized lost, the database checks whole",
     async () => {
       // the namespace lives as long as this holder; the node joins it
-      holder = spawn("unshare", ["-m", "--", "sh", "-c", `mount -t tmpfs -o size=${TMPFS_SIZE} tmpfs "$0" && echo mounted && exec sleep 600`, mountPoint], {stdio: ["ignore", "pipe", "inherit"]});
+      // the validators' slashing protection on a disk of its own: the beacon database's disk fills
+      // (on one shared disk the validators stop first, refusing to sign what they cannot record)
+      const mounts = `mount -t tmpfs -o size=${TMPFS_SIZE} tmpfs "$0" && mkdir -p "$0/data/validator" && mount -t tmpfs -o size=64m tmpfs "$0/data/validator"`;
+      holder = spawn("unshare", ["-m", "--", "sh", "-c", `${mounts} && echo mounted && exec sleep 600`, mountPoint], {stdio: ["ignore", "pipe", "inherit"]});
       await new Promise<void>((resolve, reject) => {
         holder!.stdout!.once("data", () => resolve());
         holder!.once("exit", (code) => reject(new Error(`the tmpfs could not be mounted (${code})`)));
@@ -84,7 +87,11 @@ describe("a full disk (a real tmpfs that fills)", () => {
 
       // space returns: the node resumes by itself and the chain goes on
       rmSync(inside(join(mountPoint, "filler")));
-      await node.waitForLog((l) => /^space is back/.test(l.msg), 20_000, "writes to resume");
+      const back = await node.waitForLog((l) => /^space is back/.test(l.msg), 20_000, "writes to resume");
+      // nothing produced meanwhile: the node's validators were told why
+      const during = node.logs.slice(node.logs.indexOf(full), node.logs.indexOf(back));
+      expect(during.filter((l) => l.msg === "Published block")).toEqual([]);
+      expect(during.some((l) => l.msg === "Block proposal failed" && /writes are paused/.test(String(l.error)))).toBe(true);
       await waitFor("the head to move again", 20_000, async () => ((await chainView(url)).headSlot >= still.headSlot + 2 ? true : null));
       const after = await chainView(url);
       expect(Number(after.finalized.epoch)).toBeGreaterThanOrEqual(Number(before.finalized.epoch));
