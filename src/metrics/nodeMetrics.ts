@@ -32,6 +32,8 @@ export interface NodeMetrics {
   readonly duties: DutyMetrics;
   /** backfill after checkpoint sync: the lowest block stored, the slot it goes back to, blocks stored */
   readonly backfill: {setSlot(slot: number): void; setTargetSlot(slot: number): void; addBlocks(count: number): void};
+  /** the clock's offset from its peers', as measured from their gossip (network/clockWatch.ts) */
+  readonly clockOffset: {set(seconds: number): void};
   /** stops the event-loop sampling */
   close(): void;
 }
@@ -80,6 +82,12 @@ export function createNodeMetrics(): NodeMetrics {
   });
   const backfillBlocks = new Counter({name: "beacon_gateway_backfill_blocks_total", help: "blocks before the checkpoint-sync anchor fetched, checked and stored by backfill", registers});
 
+  const clockOffset = new Gauge({
+    name: "beacon_gateway_clock_offset_seconds",
+    help: "the clock's offset from its peers' (positive: ahead), network delay included: when peers' first gossip blocks and attestations of a slot arrive, from the slot's start by this clock (median over peers of each one's median over its last 32 slots)",
+    registers,
+  });
+
   return {
     registry,
     blockImport: new Histogram({
@@ -99,6 +107,7 @@ export function createNodeMetrics(): NodeMetrics {
     }),
     duties: createDutyMetrics(registry),
     backfill: {setSlot: (slot) => backfillSlot.set(slot), setTargetSlot: (slot) => backfillTarget.set(slot), addBlocks: (n) => backfillBlocks.inc(n)},
+    clockOffset: {set: (seconds) => clockOffset.set(seconds)},
     close: () => lagMonitor.stop(),
   };
 }

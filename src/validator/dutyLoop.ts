@@ -14,6 +14,9 @@ import {SyncCommitteeService} from "./syncCommittee.ts";
 
 const ZERO_ADDRESS = "0x" + "00".repeat(20);
 
+/** What the beacon node measured of its clock against its peers' (null: nothing measured yet). */
+export type ClockCheck = () => {offsetMs: number; off: boolean} | null;
+
 /** What the duty loop needs of the slot clock (tests drive one by hand). */
 export type DutyClock = Pick<SlotClock, "currentSlot" | "start" | "runAt">;
 
@@ -34,9 +37,13 @@ export class DutyLoop {
   private readonly sync: SyncCommitteeService;
   private readonly inFlight = new Set<Promise<void>>();
   private lastEpoch: number | null = null;
+  private readonly clockCheck: ClockCheck;
+  /** the offset the duties were last skipped for, null while they run */
+  private skippingFor: number | null = null;
 
-  constructor(ctx: ValidatorContext, clock: DutyClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection, builder?: BuilderModeOptions) {
+  constructor(ctx: ValidatorContext, clock: DutyClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection, builder?: BuilderModeOptions, clockCheck?: ClockCheck) {
     this.ctx = ctx;
+    this.clockCheck = clockCheck ?? (() => null);
     this.doppelganger = doppelganger;
     this.config = ctx.config;
     this.clock = clock;
@@ -92,7 +99,7 @@ export class DutyLoop {
       // fetched again only if they were fetched for other keys (a key released, resolved late) or not at all
       this.run("sync committee duties", slot, () => this.sync.pollChanged(epoch));
     }
-    this.run("block proposal", slot, () => this.proposer.onSlotStart(slot));
+    this.signing(slot, "block proposal", () => this.proposer.onSlotStart(slot));
     this.run("attester duties", slot, () => this.attester.pollDuties(epoch));
     this.at(slot, this.config.getAttestationDueMs(fork), "attestation", () => this.attester.attest(slot));
     this.at(slot, this.config.getAggregateDueMs(fork), "aggregation", () => this.attester.aggregate(slot));
@@ -100,6 +107,32 @@ export class DutyLoop {
       this.at(slot, this.config.getSyncMessageDueMs(fork), "sync committee messages", () => this.sync.produceMessages(slot));
       this.at(slot, this.config.getSyncContributionDueMs(fork), "sync committee contributions", () => this.sync.produceContributions(slot));
     }
+  }
+
+  /**
+   * Runs a duty that signs for `slot`, unless the clock is known to be off from the network's
+   * by more than the spec tolerates: the slot it reads is then not the network's, and whatever
+   * is signed would be early or late (peers ignore it). Said once when skipping starts and once
+   * when it ends.
+   */
+  private signing(slot: number, what: string, task: () => Promise<void>): void {
+    const check = this.clockCheck();
+    if (check?.off) {
+      if (this.skippingFor === null) {
+        this.ctx.log.warn(
+          {slot, offsetMs: check.offsetMs, toleranceMs: this.config.MAXIMUM_GOSSIP_CLOCK_DISPARITY},
+          "Validator duties skipped: the beacon node's clock is off from the network's by more than the spec tolerates; they resume once it is right"
+        );
+      }
+      this.skippingFor = check.offsetMs;
+      this.ctx.log.debug({slot, offsetMs: check.offsetMs}, `${what} skipped: the clock is off`);
+      return;
+    }
+    if (this.skippingFor !== null) {
+      this.ctx.log.info({slot, offsetMs: check?.offsetMs}, "Validator duties resume: the clock agrees with the network's");
+      this.skippingFor = null;
+    }
+    this.run(what, slot, task);
   }
 
   /** Once per epoch: resolve keys still unknown, doppelganger checks, sync committee duties, fee recipients. */
@@ -150,7 +183,7 @@ export class DutyLoop {
   }
 
   private at(slot: number, offsetMs: number, what: string, task: () => Promise<void>): void {
-    this.clock.runAt(slot, offsetMs, () => this.run(what, slot, task));
+    this.clock.runAt(slot, offsetMs, () => this.signing(slot, what, task));
   }
 
   private run(what: string, slot: number, task: () => Promise<void>): void {

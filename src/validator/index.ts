@@ -6,7 +6,6 @@ import {getLogger} from "../log.ts";
 import type {ValidatorBeaconApi} from "./beaconApi.ts";
 import {SlotClock} from "./clock.ts";
 import type {ValidatorContext} from "./context.ts";
-import {DutyLoop} from "./dutyLoop.ts";
 import {readNodeChain} from "./nodeChain.ts";
 import {BeaconNodes, type BeaconNodeEndpoint} from "./beaconNodes.ts";
 import type {BeaconNodeMetrics} from "../metrics/validatorMetrics.ts";
@@ -18,6 +17,7 @@ import {type KeySourceOptions, loadStartupKeys} from "./keys/loadKeys.ts";
 import {DEFAULT_GAS_LIMIT, ProposerSettings} from "./keys/proposerSettings.ts";
 import {ValidatorKeys} from "./keys/validatorKeys.ts";
 import {DoppelgangerProtection} from "./doppelganger.ts";
+import {type ClockCheck, DutyLoop} from "./dutyLoop.ts";
 import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} from "./keymanager/server.ts";
 
 export interface ValidatorClientOptions {
@@ -48,6 +48,10 @@ export interface ValidatorClientOptions {
   duties?: ValidatorContext["duties"];
   /** the event loop's turns of CPU-bound work, shared with the node it runs in (a standalone client has its own) */
   turns?: LoopTurns;
+  /** the wall clock, in ms (the node's own, which tests may shift) */
+  now?: () => number;
+  /** what the beacon node measured of its clock against the network's: while `off`, nothing is signed */
+  clockCheck?: ClockCheck;
 }
 
 export interface ValidatorClient {
@@ -72,7 +76,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   const api = nodes?.api ?? opts.api;
   if (!api) throw new Error("startValidatorClient: no beacon node given");
   const {config, genesisTime} = await readNodeChain(api, log);
-  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
+  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS, opts.now);
   const protectionDir = join(opts.dataDir, "slashing-protection");
   await mkdir(protectionDir, {recursive: true});
   const protection = await SlashingProtection.open(protectionDir);
@@ -123,7 +127,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   });
   for (const key of startup.interop) keys.add(key, key.secretKey);
   for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
-  const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder);
+  const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder, opts.clockCheck);
   nodes?.onRecovered(() => loop.nodeRecovered());
 
   let keymanager: KeymanagerServer | null = null;
