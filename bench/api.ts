@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     if (PEER_DIR) {
       const peer = await startPeer(PEER_DIR, {restPort: await freePort(), p2pPort: await freePort(), validators: VALIDATORS});
       procs.push(peer.proc);
-      servers.push({name: "Lodestar 1.5.1", fullName: await peerName(peer.base), base: peer.base, pid: peer.proc.pid!, clock: () => ({slot: 0, epoch: 0})});
+      servers.push({name: "Lodestar 1.5.1", fullName: await peerName(peer.base, PEER_DIR), base: peer.base, pid: peer.proc.pid!, clock: () => ({slot: 0, epoch: 0})});
     }
     console.log(`waiting for slot ${MIN_HEAD_SLOT} on ${servers.map((s) => `${s.name} (${s.base})`).join(" and ")}…`);
     for (const server of servers) {

@@ -56,7 +56,7 @@ async function mixChain(base: string): Promise<MixChain> {
 }
 
 /**
- * One run of the mix on a server at `rate`: the window starts with the server's next slot, so the
+ * One run of the mix on a server at `rate`: the window starts with the server's next epoch, so the
  * slots its requests name are that chain's. Returns the outcomes and the server's CPU per request.
  */
 async function runAt(
@@ -67,7 +67,8 @@ async function runAt(
   slots: number,
   rewrite?: (r: MixRequest) => MixRequest,
 ): Promise<{summary: LoadSummary; schedule: MixRequest[]; bytes: number[]; offered: number; cpuUsPerRequest: number}> {
-  const startSlot = Math.floor((Date.now() - at.genesisMs) / at.slotMs) + 1;
+  // from the next epoch's start: every server gets the same slots of an epoch, its duties burst included
+  const startSlot = Math.ceil((Math.floor((Date.now() - at.genesisMs) / at.slotMs) + 1) / chain.slotsPerEpoch) * chain.slotsPerEpoch;
   const schedule = mixSchedule({seed: SEED, chain, startSlot, slots, rate});
   const sent = rewrite ? schedule.map(rewrite) : schedule;
   const startAtMs = at.genesisMs + startSlot * at.slotMs;

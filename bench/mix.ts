@@ -89,7 +89,8 @@ function validatorClient(o: MixOptions, client: number, random: () => number): M
     if (slot % chain.slotsPerEpoch === 0) {
       out.push({atMs: at(slot, random() * 500), client, category: "duties", method: "GET", path: `/eth/v1/validator/duties/proposer/${epoch}`});
       out.push({atMs: at(slot, random() * 500), client, category: "duties", method: "POST", path: `/eth/v1/validator/duties/attester/${epoch + 1}`, body: json(indices.map(String))});
-      out.push({atMs: at(slot, 500 + random() * 500), client, category: "validators", method: "POST", path: "/eth/v1/beacon/states/head/validators", body: json({ids: indices.map((i) => chain.pubkeys[i])})});
+      // by GET, which every server of the bench serves (Lodestar 1.5.1 has no POST form; clients fall back to this one)
+      out.push({atMs: at(slot, 500 + random() * 500), client, category: "validators", method: "GET", path: `/eth/v1/beacon/states/head/validators?id=${indices.map((i) => chain.pubkeys[i]).join(",")}`});
     }
     const committees = new Set<number>();
     for (const v of indices) {

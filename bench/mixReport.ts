@@ -33,6 +33,9 @@ export function printMixReport(results: MixResult[], o: {heading: string[]; rate
     cpu(r.fixed.cpuUsPerRequest),
   ]);
   printColumns(["server", "offered req/s", "requests", "all", ...categories, "failed", "non-2xx", "CPU µs/req"], fixedLines);
+  for (const r of results.filter((r) => r.fixed.unsuccessful.size > 0)) {
+    console.log(`${r.name}, not 2xx: ${[...r.fixed.unsuccessful].map(([key, {count, example, message}]) => `${key} x${count} (e.g. ${example}${message ? `: ${message.replace(/\s+/g, " ")}` : ""})`).join("; ")}`);
+  }
   console.log(`requests per category: ${categories.map((c) => `${c} ${ours.fixed.byCategory.get(c)?.requests ?? 0}`).join(", ")}. "failed": no answer (connection
 error, or none within 10 s); "non-2xx": answered with another status. The bare server answers each request with as many bytes as
 our node did, so its p99 is the floor of this machine and load generator for the same bytes.`);

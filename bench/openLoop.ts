@@ -8,29 +8,38 @@ import type {Category, MixRequest} from "./mix.ts";
 
 export interface Outcome {
   category: Category;
+  path: string;
   /** from the request's scheduled time to the last byte of its answer */
   latencyMs: number;
   /** the HTTP status, or 0 when there was no answer (connection error or timeout) */
   status: number;
   bytes: number;
+  /** of an answer other than 2xx, the start of its body (of a failed request, the error) */
+  message?: string;
 }
 
 const TIMEOUT_MS = 10_000;
 
 /** One request: its status and body size (status 0 on an error or after TIMEOUT_MS). */
-function send(agent: Agent, base: URL, r: Pick<MixRequest, "method" | "path" | "body">): Promise<{status: number; bytes: number}> {
+function send(agent: Agent, base: URL, r: Pick<MixRequest, "method" | "path" | "body">): Promise<{status: number; bytes: number; message?: string}> {
   return new Promise((resolve) => {
     let bytes = 0;
     const req = request(
       {agent, host: base.hostname, port: base.port, method: r.method, path: r.path, headers: r.body ? {"content-type": "application/json"} : {}, timeout: TIMEOUT_MS},
       (res) => {
-        res.on("data", (chunk: Buffer) => (bytes += chunk.length));
-        res.on("end", () => resolve({status: res.statusCode ?? 0, bytes}));
+        let text = "";
+        const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode <= 299;
+        res.on("data", (chunk: Buffer) => {
+          bytes += chunk.length;
+          // of an error answer, the start of its message
+          if (!ok && text.length < 200) text += chunk.toString("utf8", 0, 200);
+        });
+        res.on("end", () => resolve({status: res.statusCode ?? 0, bytes, message: text.slice(0, 200) || undefined}));
         res.on("error", () => resolve({status: 0, bytes}));
       },
     );
     req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", () => resolve({status: 0, bytes}));
+    req.on("error", (e) => resolve({status: 0, bytes, message: e.message}));
     req.end(r.body);
   });
 }
@@ -46,7 +55,7 @@ export async function runOpenLoop(base: string, schedule: MixRequest[], startAtM
   const pending: Promise<Outcome>[] = [];
   const issue = (r: MixRequest): void => {
     const due = origin + r.atMs;
-    pending.push(send(agent, url, r).then(({status, bytes}) => ({category: r.category, latencyMs: performance.now() - due, status, bytes})));
+    pending.push(send(agent, url, r).then(({status, bytes, message}) => ({category: r.category, path: r.path, latencyMs: performance.now() - due, status, bytes, message})));
   };
   await new Promise<void>((resolve) => {
     let next = 0;
@@ -78,6 +87,8 @@ export interface LoadSummary {
   non2xx: number;
   p50: number;
   p99: number;
+  /** the answers other than 2xx, by "category status" (status 0: failed), with a path of each */
+  unsuccessful: Map<string, {count: number; example: string; message?: string}>;
   byCategory: Map<Category, {requests: number; p50: number; p99: number; non2xx: number; failed: number}>;
 }
 
@@ -94,8 +105,15 @@ export function summarize(outcomes: Outcome[]): LoadSummary {
     const latencies = os.map((o) => o.latencyMs);
     byCategory.set(category, {requests: os.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), ...counts(os)});
   }
+  const unsuccessful: LoadSummary["unsuccessful"] = new Map();
+  for (const o of outcomes.filter((o) => o.status < 200 || o.status > 299)) {
+    const key = `${o.category} ${o.status}`;
+    const seen = unsuccessful.get(key);
+    if (seen) seen.count++;
+    else unsuccessful.set(key, {count: 1, example: o.path, message: o.message});
+  }
   const latencies = outcomes.map((o) => o.latencyMs);
-  return {requests: outcomes.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), byCategory, ...counts(outcomes)};
+  return {requests: outcomes.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), unsuccessful, byCategory, ...counts(outcomes)};
 }
 
 export interface Probe {

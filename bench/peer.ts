@@ -54,16 +54,17 @@ export async function startPeer(dir: string, opts: PeerOptions): Promise<{proc: 
 const RELEASED: Record<string, number> = {"1.5.1": 2023};
 
 /**
- * The peer as every table names it: its version from its own `/eth/v1/node/version` (Lodestar
- * answers `Lodestar/v1.5.1/<commit>`), its release year, and the Node.js it runs on, e.g.
- * "Lodestar 1.5.1 (2023, Node 20.19.5)".
+ * The peer as every table names it: the client its own `/eth/v1/node/version` names, the version
+ * of its installed `@lodestar/beacon-node` (the node answers "Lodestar/dev" when started from a
+ * script, as start.mjs does), its release year, and the Node.js it runs on, e.g.
+ * "Lodestar 1.5.1 (2023, Node 20.20.2)".
  */
-export async function peerName(base: string): Promise<string> {
+export async function peerName(base: string, dir: string): Promise<string> {
   const answer = ((await (await fetch(`${base}/eth/v1/node/version`)).json()) as {data: {version: string}}).data.version;
-  const [client, version] = answer.split("/");
-  const bare = version?.replace(/^v/, "") ?? "unknown version";
+  const client = answer.split("/")[0] || "unknown client";
+  const version = (JSON.parse(readFileSync(join(dir, "node_modules/@lodestar/beacon-node/package.json"), "utf8")) as {version: string}).version;
   const node = execFileSync(PEER_NODE, ["--version"], {encoding: "utf8"}).trim().replace(/^v/, "");
-  return `${client} ${bare} (${RELEASED[bare] ? `${RELEASED[bare]}, ` : ""}Node ${node})`;
+  return `${client} ${version} (${RELEASED[version] ? `${RELEASED[version]}, ` : ""}Node ${node})`;
 }
 
 /** A TCP port free on loopback now. */

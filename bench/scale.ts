@@ -249,7 +249,7 @@ async function main(): Promise<void> {
         readyTimeoutMs: 900_000,
       });
       procs.push(started.proc);
-      peer = {...started, name: await peerName(started.base)};
+      peer = {...started, name: await peerName(started.base, PEER_DIR)};
       console.log(`${peer.name} up in ${((performance.now() - peerStarted) / 1000).toFixed(0)} s`);
       await sameHead(base, peer.base);
     }
