@@ -5,7 +5,9 @@
 // answer to it: the ceiling for the same bytes, in the same run.
 //
 //   BENCH_MIX_RATE (1000 req/s offered, and where the search starts), BENCH_MIX_MAX (32000),
-//   BENCH_MIX_SLOTS (the window of each run, in slots: one epoch by default),
+//   BENCH_MIX_SLOTS (the window of each run, in slots: an epoch's less two, 6; the other beacon
+//   node is stopped meanwhile, and Lodestar 1.5.1, its head more than an epoch behind the clock
+//   and no peer, answers duties 503 "Node is syncing - waiting for peers" and makes no block again),
 //   BENCH_MIX_SEED (1), BENCH_MIX_REFINE (2 bisections after the doubling steps)
 import {cpuMicros, getData} from "./harness.ts";
 import {type Category, type MixChain, type MixRequest, mixSchedule, requestKey} from "./mix.ts";
@@ -30,6 +32,9 @@ export interface MixResult {
   fixed: LoadSummary & {offered: number; cpuUsPerRequest: number};
   sustained: {rate: number; probes: Probe[]; cpuUsPerRequest?: number};
 }
+
+/** Runs `run` with every beacon node but `measured` stopped. */
+export type Isolation = <T>(measured: MixServer | undefined, run: () => Promise<T>) => Promise<T>;
 
 interface Timing {
   genesisMs: number;
@@ -65,6 +70,7 @@ async function runAt(
   chain: MixChain,
   rate: number,
   slots: number,
+  isolated: Isolation,
   rewrite?: (r: MixRequest) => MixRequest,
 ): Promise<{summary: LoadSummary; schedule: MixRequest[]; bytes: number[]; offered: number; cpuUsPerRequest: number}> {
   // from the next epoch's start: every server gets the same slots of an epoch, its duties burst included
@@ -72,10 +78,14 @@ async function runAt(
   const schedule = mixSchedule({seed: SEED, chain, startSlot, slots, rate});
   const sent = rewrite ? schedule.map(rewrite) : schedule;
   const startAtMs = at.genesisMs + startSlot * at.slotMs;
-  const cpuBefore = cpuMicros(server.pid);
-  const outcomes = await runOpenLoop(server.base, sent, startAtMs);
-  const cpuUsPerRequest = (cpuMicros(server.pid) - cpuBefore) / Math.max(1, outcomes.length);
-  return {summary: summarize(outcomes), schedule, bytes: outcomes.map((o) => o.bytes), offered: schedule.length / ((slots * at.slotMs) / 1000), cpuUsPerRequest};
+  // the others are stopped for the window only, not while it is awaited (see BENCH_MIX_SLOTS)
+  await new Promise((r) => setTimeout(r, Math.max(0, startAtMs - Date.now() - 200)));
+  return isolated(server, async () => {
+    const cpuBefore = cpuMicros(server.pid);
+    const outcomes = await runOpenLoop(server.base, sent, startAtMs);
+    const cpuUsPerRequest = (cpuMicros(server.pid) - cpuBefore) / Math.max(1, outcomes.length);
+    return {summary: summarize(outcomes), schedule, bytes: outcomes.map((o) => o.bytes), offered: schedule.length / ((slots * at.slotMs) / 1000), cpuUsPerRequest};
+  });
 }
 
 /**
@@ -85,11 +95,11 @@ async function runAt(
 export async function runMix(
   servers: MixServer[],
   ceiling: MixServer,
-  isolated: <T>(measured: MixServer | undefined, run: () => Promise<T>) => Promise<T>,
+  isolated: Isolation,
   heading: string[],
 ): Promise<MixResult[]> {
   const chain = await mixChain(servers[0].base);
-  const slots = Number(process.env.BENCH_MIX_SLOTS ?? chain.slotsPerEpoch);
+  const slots = Number(process.env.BENCH_MIX_SLOTS ?? Math.max(1, chain.slotsPerEpoch - 2));
   const results: MixResult[] = [];
   // our node's answer sizes by request, for the bare server's answers (by category where a request was never sent to it)
   const sizes = new Map<string, number>();
@@ -104,12 +114,12 @@ export async function runMix(
   };
   const measureServer = async (server: MixServer, at: Timing, rewrite?: (r: MixRequest) => MixRequest, learn = false): Promise<MixResult> => {
     console.log(`  mix on ${server.name}: ${RATE} req/s offered, ${slots} slots`);
-    const fixed = await isolated(server, () => runAt(server, at, chain, RATE, slots, rewrite));
+    const fixed = await runAt(server, at, chain, RATE, slots, isolated, rewrite);
     if (learn) remember(fixed.schedule, fixed.bytes);
     const cpuByRate = new Map<number, number>();
     const sustained = await sustainedRate(
       async (rate) => {
-        const run = await isolated(server, () => runAt(server, at, chain, rate, slots, rewrite));
+        const run = await runAt(server, at, chain, rate, slots, isolated, rewrite);
         if (learn) remember(run.schedule, run.bytes);
         cpuByRate.set(rate, run.cpuUsPerRequest);
         console.log(`    ${rate} req/s offered: p99 ${run.summary.p99.toFixed(1)} ms, ${run.summary.failed} failed, ${run.summary.non2xx} non-2xx`);

@@ -241,15 +241,15 @@ async function main(): Promise<void> {
     let peer: {proc: ChildProcess; base: string; name: string} | undefined;
     if (PEER_DIR) {
       const peerStarted = performance.now();
-      const started = await startPeer(PEER_DIR, {
+      const launched = await startPeer(PEER_DIR, {
         restPort: await freePort(),
         p2pPort: await freePort(),
         validators: 0,
         env: {FOLLOW: base, ANCHOR_STATE: genesisFile, LODESTAR_PRESET: "mainnet", START_VALIDATORS: "0", SECONDS_PER_SLOT: String(SCALE_SECONDS_PER_SLOT)},
         readyTimeoutMs: 900_000,
       });
-      procs.push(started.proc);
-      peer = {...started, name: await peerName(started.base, PEER_DIR)};
+      procs.push(launched.proc);
+      peer = {...launched, name: await peerName(launched.base, PEER_DIR)};
       console.log(`${peer.name} up in ${((performance.now() - peerStarted) / 1000).toFixed(0)} s`);
       await sameHead(base, peer.base);
     }
