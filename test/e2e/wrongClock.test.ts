@@ -1,3 +1,4 @@
+// suite: alone (the honest nodes' gossip must arrive on time for their clocks to read as right)
 import {afterAll, describe, expect, it} from "@jest/globals";
 import {mkdirSync, writeFileSync} from "node:fs";
 import {createServer, type AddressInfo} from "node:net";

@@ -1,3 +1,4 @@
+// suite: alone (keys imported while duties run on a real-time slot clock)
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {existsSync, mkdtempSync, readFileSync, rmSync, statSync} from "node:fs";
 import {tmpdir} from "node:os";
