@@ -4,6 +4,7 @@ import {computeEpochAtSlot, isAggregatorFromCommitteeLength} from "@lodestar/sta
 import {ssz} from "@lodestar/types";
 import type {AggregateAndProof, Attestation, BLSSignature, SignedAggregateAndProof, Slot, electra, phase0} from "@lodestar/types";
 import {byteArrayEquals, toHex} from "@lodestar/utils";
+import {ApiClientError} from "../api/client.ts";
 import type {AttesterDuty} from "./beaconApi.ts";
 import {errorMessage, forEachSettled, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
 import {DutyStore, type KeySet} from "./dutyStore.ts";
@@ -119,7 +120,12 @@ export class AttesterService {
         const signedOurs = await Promise.all(ours.map((duty, i) => signedIfStillOurs(this.ctx, duty, () => signer.signAggregateAndProof(duty.pubkey, messages[i]))));
         signed.push(...signedOurs.filter((s): s is SignedAggregateAndProof => s !== null));
       },
-      (committeeIndex, err) => log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
+      (committeeIndex, err) =>
+        // 404: the node holds no attestation of that data (ours reached it too late, or not at all):
+        // a duty missed for the network's sake, not a fault of the client or the node
+        err instanceof ApiClientError && err.status === 404
+          ? log.warn({slot, committeeIndex, reason: errorMessage(err)}, "Aggregation skipped: the beacon node has no attestation to aggregate")
+          : log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
     );
     if (signed.length === 0 || fork === undefined) return;
     await api.publishAggregateAndProofs(signed, fork);
