@@ -24,6 +24,9 @@ import {DEFAULT_GAS_LIMIT, ProposerSettings} from "./keys/proposerSettings.ts";
 import {ValidatorKeys} from "./keys/validatorKeys.ts";
 import {DoppelgangerProtection} from "./doppelganger.ts";
 import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} from "./keymanager/server.ts";
+import {RemoteSignerClient} from "./remote/client.ts";
+import {RemoteSignerKeys} from "./remote/signerKeys.ts";
+import {readRemoteKeys} from "./keys/remoteKeys.ts";
 
 const ZERO_ADDRESS = "0x" + "00".repeat(20);
 
@@ -37,6 +40,8 @@ export interface ValidatorClientOptions {
   keystores?: Omit<KeySourceOptions, "interopIndices">;
   /** Keys perform duties only after two full epochs in which the beacon node saw them idle (doppelganger.ts). */
   doppelgangerProtection?: boolean;
+  /** A remote signer (Web3Signer ETH2 API) whose keys are signed with (`url`), and how long each of its answers may take (every remote key's). */
+  remoteSigner?: {url?: string; timeoutMs?: number};
   /** Serve the keymanager API. */
   keymanager?: KeymanagerOptions;
   /** Data directory; slashing protection lives in its `slashing-protection` LevelDB. */
@@ -84,6 +89,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     throw err;
   }
   let startup;
+  let remoteKeys;
   let settings;
   try {
     settings = ProposerSettings.open(join(opts.dataDir, "proposer-settings.json"), {
@@ -91,6 +97,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
       gasLimit: opts.builder?.gasLimit !== undefined ? String(opts.builder.gasLimit) : DEFAULT_GAS_LIMIT,
       graffiti: opts.graffiti,
     });
+    remoteKeys = readRemoteKeys(opts.dataDir);
     startup = await loadStartupKeys({interopIndices: opts.indices, ...opts.keystores}, opts.dataDir, log);
   } catch (err) {
     await protection.close();
@@ -114,6 +121,14 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
       )
     : undefined;
   const currentEpoch = (): number => computeEpochAtSlot(Math.max(0, clock.currentSlot()));
+  const remoteClients = new Map<string, RemoteSignerClient>();
+  const remoteSigner = (url: string): RemoteSignerClient => {
+    const client = new RemoteSignerClient(url, opts.remoteSigner?.timeoutMs);
+    const known = remoteClients.get(client.url);
+    if (known) return known;
+    remoteClients.set(client.url, client);
+    return client;
+  };
   const keys = new ValidatorKeys({
     signer,
     validators: ctx.validators,
@@ -122,10 +137,17 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     dataDir: opts.dataDir,
     log,
     doppelganger: doppelganger && {register: (pubkey) => doppelganger.register(pubkey, currentEpoch()), forget: (pubkey) => doppelganger.forget(pubkey)},
+    remoteSigner,
   });
   for (const key of startup.interop) keys.add(key, key.secretKey);
   for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
-  const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder);
+  for (const {pubkey, url} of remoteKeys) {
+    if (keys.has(pubkey)) log.warn({pubkey, url}, "Remote key imported earlier is also a local key: the local key signs");
+    else keys.addRemote(pubkey, url, false);
+  }
+  const signerKeys = opts.remoteSigner?.url !== undefined ? new RemoteSignerKeys(remoteSigner(opts.remoteSigner.url), keys, log) : undefined;
+  await signerKeys?.refresh();
+  const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder, signerKeys);
 
   let keymanager: KeymanagerServer | null = null;
   try {
@@ -136,7 +158,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     throw err;
   }
   log.info(
-    {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
+    {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, remote: keys.listRemote().length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
     "Validator client started"
   );
   await loop.start();
@@ -171,9 +193,11 @@ class DutyLoop {
   private readonly sync: SyncCommitteeService;
   private readonly inFlight = new Set<Promise<void>>();
   private lastEpoch: number | null = null;
+  private readonly signerKeys: RemoteSignerKeys | undefined;
 
-  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection, builder?: BuilderModeOptions) {
+  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection, builder?: BuilderModeOptions, signerKeys?: RemoteSignerKeys) {
     this.ctx = ctx;
+    this.signerKeys = signerKeys;
     this.doppelganger = doppelganger;
     this.config = ctx.config;
     this.clock = clock;
@@ -234,6 +258,7 @@ class DutyLoop {
 
   /** Once per epoch: resolve keys still unknown, doppelganger checks, sync committee duties, fee recipients. */
   private async onEpoch(epoch: number): Promise<void> {
+    await this.signerKeys?.refresh();
     await this.resolveKeys(epoch);
     await this.doppelganger?.onEpoch(epoch);
     await Promise.all([this.sync.pollDuties(epoch), this.announceFeeRecipients(), this.register(epoch)]);

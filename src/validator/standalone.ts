@@ -7,9 +7,10 @@ import {getLogger, initLogging} from "../log.ts";
 import {startValidatorClient, type ValidatorClient, type ValidatorClientOptions} from "./index.ts";
 
 /** The key sources and keymanager API of the command-line options, for `validator` and the node's own validators alike. */
-export function keyAndKeymanagerOptions(opts: KeyFields & KeymanagerFields): Pick<ValidatorClientOptions, "keystores" | "keymanager" | "doppelgangerProtection"> {
+export function keyAndKeymanagerOptions(opts: KeyFields & KeymanagerFields): Pick<ValidatorClientOptions, "keystores" | "keymanager" | "doppelgangerProtection" | "remoteSigner"> {
   return {
     doppelgangerProtection: opts.doppelgangerProtection,
+    remoteSigner: {url: opts.remoteSigner, timeoutMs: opts.remoteSignerTimeout},
     keystores: {
       keystoresDir: opts.keystoresDir,
       secretsDir: opts.secretsDir,
@@ -25,7 +26,7 @@ export function keyAndKeymanagerOptions(opts: KeyFields & KeymanagerFields): Pic
 /** `beacon-gateway validator`: the validator client in its own process, over the node's REST API. */
 export async function startStandaloneValidator(opts: ValidatorOptions): Promise<ValidatorClient> {
   initLogging({directive: opts.logLevel, format: opts.logFormat});
-  getLogger("validator").info({beaconNode: opts.beaconNode, interop: opts.interopIndices.length, keystores: opts.keystoresDir ?? null}, "starting validator client");
+  getLogger("validator").info({beaconNode: opts.beaconNode, interop: opts.interopIndices.length, keystores: opts.keystoresDir ?? null, remoteSigner: opts.remoteSigner ?? null}, "starting validator client");
   const client = createApiClient(httpTransport(opts.beaconNode));
   return startValidatorClient({
     api: createValidatorBeaconApi(client),
