@@ -40,8 +40,9 @@ type SigningKey = {pubkey: Uint8Array; secretKey: SecretKey; remote?: undefined}
  * signatures together, not one after another, or each waits a turn of its own.
  *
  * A remote key's signature is asked of its remote signer with the message's typed request
- * (remote/signingRequests.ts), after slashing protection has recorded it, as for a local key;
- * the answer is used only once it verifies against the key and the signing root.
+ * (remote/signingRequests.ts), after slashing protection has recorded it, as for a local key
+ * (and only once the signer is known to be up: a signer found down fails the duty with nothing
+ * recorded); the answer is used only once it verifies against the key and the signing root.
  */
 export class ValidatorSigner {
   readonly config: BeaconConfig;
@@ -105,7 +106,7 @@ export class ValidatorSigner {
     const blinded = "executionPayloadHeader" in block.body;
     const type = (blinded ? this.config.getPostBellatrixForkTypes(block.slot).BlindedBeaconBlock : this.config.getForkTypes(block.slot).BeaconBlock) as Type<BeaconBlock>;
     const signingRoot = this.signingRoot(type, block, DOMAIN_BEACON_PROPOSER, computeEpochAtSlot(block.slot));
-    this.requireKey(pubkey);
+    await this.requireKey(pubkey).remote?.checkUp();
     await this.protection.checkAndInsertBlockProposal(pubkey, block.slot, signingRoot);
     return {message: block, signature: await this.signRoot(pubkey, signingRoot, {type: "BLOCK_V2", block})} as SignedBeaconBlock;
   }
@@ -113,7 +114,7 @@ export class ValidatorSigner {
   /** Signs attestation data after recording it in slashing protection; throws SlashingProtectionError when it is slashable. */
   async signAttestationData(pubkey: Uint8Array, data: phase0.AttestationData): Promise<BLSSignature> {
     const signingRoot = this.signingRoot(ssz.phase0.AttestationData, data, DOMAIN_BEACON_ATTESTER, data.target.epoch);
-    this.requireKey(pubkey);
+    await this.requireKey(pubkey).remote?.checkUp();
     await this.protection.checkAndInsertAttestation(pubkey, {sourceEpoch: data.source.epoch, targetEpoch: data.target.epoch, signingRoot});
     return this.signRoot(pubkey, signingRoot, {type: "ATTESTATION", data});
   }

@@ -7,6 +7,10 @@ import type {SigningRequestBody} from "./signingRequests.ts";
  * failure is a RemoteSignerError naming the signer and what went wrong (unreachable, timed out,
  * refused with its status and message, an answer that is no signature); the signature it
  * returns is checked by the caller against the key and root (signer.ts).
+ *
+ * Before slashing protection records a block or an attestation, `checkUp` makes sure the signer
+ * answered lately (or answers `GET /upcheck` now): a signer known to be down fails the duty
+ * before anything is recorded for it.
  */
 
 export const DEFAULT_REMOTE_SIGNER_TIMEOUT_MS = 5000;
@@ -14,6 +18,8 @@ const PUBKEY = /^0x[0-9a-fA-F]{96}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{192}$/;
 /** how much of a refusal's body goes into the error */
 const MAX_MESSAGE_CHARS = 300;
+/** a signer that answered within this long is taken to be up, without asking /upcheck */
+const FRESH_ANSWER_MS = 2000;
 
 export class RemoteSignerError extends Error {
   constructor(message: string) {
@@ -32,10 +38,23 @@ function fetchFailure(err: unknown, timeoutMs: number): string {
 export class RemoteSignerClient {
   readonly url: string;
   private readonly timeoutMs: number;
+  /** when the signer last answered (performance.now()); -Infinity after it failed to */
+  private lastAnswerAt = -Infinity;
+  private upcheck: Promise<void> | null = null;
 
   constructor(url: string, timeoutMs = DEFAULT_REMOTE_SIGNER_TIMEOUT_MS) {
     this.url = url.replace(/\/+$/, "");
     this.timeoutMs = timeoutMs;
+  }
+
+  /** Resolves if the signer answered lately or answers its upcheck now; throws a RemoteSignerError otherwise. */
+  checkUp(): Promise<void> {
+    if (performance.now() - this.lastAnswerAt < FRESH_ANSWER_MS) return Promise.resolve();
+    // any answer will do: the signer is up (one without /upcheck answers 404)
+    this.upcheck ??= this.fetch("/upcheck", {method: "GET"})
+      .then((res) => void res.body?.cancel())
+      .finally(() => (this.upcheck = null));
+    return this.upcheck;
   }
 
   /** The public keys the signer holds, lowercase 0x hex. */
@@ -71,13 +90,21 @@ export class RemoteSignerClient {
     return fromHex(signature);
   }
 
-  private async request(path: string, init: RequestInit): Promise<Response> {
-    let res: Response;
+  /** The signer's answer, whatever its status; a RemoteSignerError when there is none. */
+  private async fetch(path: string, init: RequestInit): Promise<Response> {
     try {
-      res = await fetch(this.url + path, {...init, signal: AbortSignal.timeout(this.timeoutMs)});
+      const res = await fetch(this.url + path, {...init, signal: AbortSignal.timeout(this.timeoutMs)});
+      this.lastAnswerAt = performance.now();
+      return res;
     } catch (err) {
+      this.lastAnswerAt = -Infinity;
       throw new RemoteSignerError(`remote signer ${this.url}: ${fetchFailure(err, this.timeoutMs)}`);
     }
+  }
+
+  /** The signer's answer, when its status is a success. */
+  private async request(path: string, init: RequestInit): Promise<Response> {
+    const res = await this.fetch(path, init);
     if (!res.ok) {
       const text = await res.text().catch(() => "");
       throw new RemoteSignerError(`remote signer ${this.url} answered ${res.status}${text ? `: ${text.slice(0, MAX_MESSAGE_CHARS)}` : ""}`);

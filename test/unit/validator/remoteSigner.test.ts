@@ -50,7 +50,8 @@ describe("remote signing (Web3Signer API)", () => {
   let standIn: ListeningServer;
   let proxy: Server;
   let proxyUrl: string;
-  let mode: "forward" | "other-key" | "not-a-signature" | "refuse" | "hang" = "forward";
+  /** how the proxy answers: as the stand-in, or broken in one way (`hang-sign`: it answers all but signing) */
+  let mode: "forward" | "other-key" | "not-a-signature" | "refuse" | "hang" | "hang-sign" = "forward";
   const bodies: Body[] = [];
   const protections: SlashingProtection[] = [];
   const key = interopSecretKey(5);
@@ -61,8 +62,9 @@ describe("remote signing (Web3Signer API)", () => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString();
-    if (req.url?.startsWith("/api/v1/eth2/sign/")) bodies.push(JSON.parse(text) as Body);
-    if (mode === "hang") return;
+    const signing = req.url?.startsWith("/api/v1/eth2/sign/") ?? false;
+    if (signing) bodies.push(JSON.parse(text) as Body);
+    if (mode === "hang" || (mode === "hang-sign" && signing)) return;
     if (mode === "refuse") return void res.writeHead(412).end("slashing protection of the signer");
     if (mode === "not-a-signature") return void res.writeHead(200, {"Content-Type": "application/json"}).end(JSON.stringify({signature: "0x1234"}));
     if (mode === "other-key") {
@@ -250,19 +252,21 @@ describe("remote signing (Web3Signer API)", () => {
     }
   });
 
-  it("a signer that does not answer in time, or is down: a RemoteSignerError naming it; the slashing protection record stays (it went first)", async () => {
+  it("a signer found down (no answer in time, connection refused): the duty fails naming it before slashing protection records anything", async () => {
     try {
       mode = "hang";
-      const hung = remote.signAttestationData(pubkey, attestationData(8, 1));
-      await expect(hung).rejects.toThrow(new RegExp(`remote signer ${proxyUrl}: no answer within 500 ms`));
-      await expect(hung).rejects.toBeInstanceOf(RemoteSignerError);
+      await expect(remote.signRandaoReveal(pubkey, 2)).rejects.toThrow(new RegExp(`remote signer ${proxyUrl}: no answer within 500 ms`));
+      // the signer failed to answer: before recording, its upcheck is asked, and times out
+      const asked = bodies.length;
+      const attestation = remote.signAttestationData(pubkey, attestationData(8, 1));
+      await expect(attestation).rejects.toThrow(new RegExp(`remote signer ${proxyUrl}: no answer within 500 ms`));
+      await expect(attestation).rejects.toBeInstanceOf(RemoteSignerError);
+      expect(bodies.length).toBe(asked);
     } finally {
       mode = "forward";
     }
-    // the record of the unsigned attestation refuses a conflicting one
-    await expect(remote.signAttestationData(pubkey, attestationData(8, 2))).rejects.toBeInstanceOf(SlashingProtectionError);
-    // the same attestation may be asked again
-    expect(toHex(await remote.signAttestationData(pubkey, attestationData(8, 1)))).toBe(toHex(await local.signAttestationData(pubkey, attestationData(8, 1))));
+    // nothing was recorded for it: another attestation of the same target is signed
+    expect(toHex(await remote.signAttestationData(pubkey, attestationData(8, 2)))).toBe(toHex(await local.signAttestationData(pubkey, attestationData(8, 2))));
 
     const down = new ValidatorSigner(config, [], await openProtection("down"));
     const closed = createServer();
@@ -271,6 +275,19 @@ describe("remote signing (Web3Signer API)", () => {
     await new Promise((resolve) => closed.close(resolve));
     down.addRemoteKey(pubkey, new RemoteSignerClient(downUrl, 500));
     await expect(down.signAttestationData(pubkey, attestationData(9, 1))).rejects.toThrow(new RegExp(`remote signer ${downUrl}: unreachable \\(.*ECONNREFUSED`));
+  });
+
+  it("a signer that fails after the record was made (it answered just before): the record stays, as slashing protection's rule wants", async () => {
+    await remote.signRandaoReveal(pubkey, 3);
+    try {
+      mode = "hang-sign";
+      await expect(remote.signAttestationData(pubkey, attestationData(10, 1))).rejects.toThrow(/no answer within 500 ms/);
+    } finally {
+      mode = "forward";
+    }
+    await expect(remote.signAttestationData(pubkey, attestationData(10, 2))).rejects.toBeInstanceOf(SlashingProtectionError);
+    // the same attestation may be asked again
+    expect(toHex(await remote.signAttestationData(pubkey, attestationData(10, 1)))).toBe(toHex(await local.signAttestationData(pubkey, attestationData(10, 1))));
   });
 
   it("the stand-in lists its keys and refuses requests that are not the API's", async () => {
