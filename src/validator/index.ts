@@ -171,6 +171,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
       await loop.settle(config.SLOT_DURATION_MS);
       await protection.close();
       keys.releaseLocks();
+      for (const remote of remoteClients.values()) remote.close();
       log.info("Validator client stopped");
     },
   };

@@ -1,4 +1,4 @@
-import type {SecretKey} from "@chainsafe/blst";
+import {PublicKey, type SecretKey, Signature, verify} from "@chainsafe/blst";
 import type {Type} from "@chainsafe/ssz";
 import type {BeaconConfig} from "@lodestar/config";
 import {
@@ -16,7 +16,7 @@ import {computeEpochAtSlot, computeSigningRoot, computeStartSlotAtEpoch, interop
 import {ssz} from "@lodestar/types";
 import type {AggregateAndProof, BeaconBlock, BLSSignature, DomainType, Epoch, Root, SignedAggregateAndProof, SignedBeaconBlock, Slot, altair, bellatrix, phase0} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
-import {builderDomain, isValidBuilderSignature as isValidSignature} from "../execution/validatorRegistration.ts";
+import {builderDomain} from "../execution/validatorRegistration.ts";
 import {LoopTurns, StepCost} from "../loopTurns.ts";
 import {type RemoteSignerClient, RemoteSignerError} from "./remote/client.ts";
 import {type SignableMessage, signingRequestBody} from "./remote/signingRequests.ts";
@@ -28,7 +28,10 @@ const INITIAL_MS_PER_SIGNATURE = 0.4;
 const INITIAL_MS_PER_VERIFICATION = 1.5;
 
 /** A key held here (its secret key) or by a remote signer (Web3Signer's API). */
-type SigningKey = {pubkey: Uint8Array; secretKey: SecretKey; remote?: undefined} | {pubkey: Uint8Array; remote: RemoteSignerClient; secretKey?: undefined};
+type SigningKey =
+  | {pubkey: Uint8Array; secretKey: SecretKey; remote?: undefined}
+  /** `publicKey`: decoded and checked once (a millisecond each time otherwise), for the checks of the signer's answers */
+  | {pubkey: Uint8Array; remote: RemoteSignerClient; publicKey: PublicKey; secretKey?: undefined};
 
 /**
  * The one place where validator messages are signed. Every domain uses the fork version of
@@ -69,7 +72,7 @@ export class ValidatorSigner {
 
   /** Signs with this key through its remote signer from now on (a local key of the same pubkey is replaced). */
   addRemoteKey(pubkey: Uint8Array, remote: RemoteSignerClient): void {
-    this.keys.set(toHex(pubkey), {pubkey, remote});
+    this.keys.set(toHex(pubkey), {pubkey, remote, publicKey: PublicKey.fromBytes(pubkey, true)});
   }
 
   /** Signs nothing more with this key (a signature waiting for its turn is not made either); false if it was not here. */
@@ -178,7 +181,7 @@ export class ValidatorSigner {
 
   private async signRoot(pubkey: Uint8Array, signingRoot: Uint8Array, message: SignableMessage): Promise<BLSSignature> {
     const key = this.requireKey(pubkey);
-    if (key.remote) return this.signRemotely(pubkey, key.remote, signingRoot, message);
+    if (key.remote) return this.signRemotely(key, signingRoot, message);
     // looked up again at the turn: a key removed meanwhile signs nothing
     return this.turns.run(
       () =>
@@ -192,11 +195,12 @@ export class ValidatorSigner {
   }
 
   /** The remote signer's signature, once it verifies against the key and the root; a key removed meanwhile signs nothing. */
-  private async signRemotely(pubkey: Uint8Array, remote: RemoteSignerClient, signingRoot: Uint8Array, message: SignableMessage): Promise<BLSSignature> {
-    const pubkeyHex = toHex(pubkey);
+  private async signRemotely(key: SigningKey & {remote: RemoteSignerClient}, signingRoot: Uint8Array, message: SignableMessage): Promise<BLSSignature> {
+    const {remote, publicKey} = key;
+    const pubkeyHex = toHex(key.pubkey);
     const signature = await remote.sign(pubkeyHex, signingRequestBody(this.config, message, signingRoot));
     const valid = await this.turns.run(
-      () => this.verificationCost.time(() => this.keys.get(pubkeyHex)?.remote === remote && isValidSignature(signingRoot, pubkey, signature)),
+      () => this.verificationCost.time(() => this.keys.get(pubkeyHex)?.remote === remote && isValidSignature(signingRoot, publicKey, signature)),
       () => this.verificationCost.ms
     );
     if (!valid) {
@@ -204,5 +208,14 @@ export class ValidatorSigner {
       throw new RemoteSignerError(`remote signer ${remote.url} returned a ${message.type} signature that does not verify against ${pubkeyHex} and the signing root: discarded`);
     }
     return signature;
+  }
+}
+
+/** Whether `signature` (bytes, checked to be a point of the group) over `signingRoot` is by `publicKey`. */
+function isValidSignature(signingRoot: Uint8Array, publicKey: PublicKey, signature: Uint8Array): boolean {
+  try {
+    return verify(signingRoot, publicKey, Signature.fromBytes(signature, true));
+  } catch {
+    return false;
   }
 }
