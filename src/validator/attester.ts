@@ -9,7 +9,8 @@ import {errorMessage, forEachSettled, publishDuties, type ValidatorContext} from
 
 /** An attester duty with its aggregation selection, computed once when the duty arrives. */
 interface ScheduledDuty extends AttesterDuty {
-  selectionProof: BLSSignature;
+  /** null when it could not be signed (the duty attests, but does not aggregate) */
+  selectionProof: BLSSignature | null;
   isAggregator: boolean;
 }
 
@@ -115,7 +116,7 @@ export class AttesterService {
         checkAggregate(result.attestation, dataRoot, committeeIndex);
         fork = result.fork;
         const ours = aggregators.filter((d) => d.committeeIndex === committeeIndex);
-        const messages = ours.map((duty) => ({aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof}) as AggregateAndProof);
+        const messages = ours.map((duty) => ({aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof!}) as AggregateAndProof);
         signed.push(...(await Promise.all(ours.map((duty, i) => signer.signAggregateAndProof(duty.pubkey, messages[i])))));
       },
       (committeeIndex, err) => log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
@@ -164,8 +165,14 @@ export class AttesterService {
       response.duties
         .filter((d) => validators.owns(d.pubkey, d.validatorIndex))
         .map(async (d): Promise<ScheduledDuty> => {
-          const selectionProof = await signer.signSelectionProof(d.pubkey, d.slot);
-          return {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
+          try {
+            const selectionProof = await signer.signSelectionProof(d.pubkey, d.slot);
+            return {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
+          } catch (err) {
+            // one key that cannot sign (its remote signer down or without it) keeps the others' duties
+            log.error({epoch, slot: d.slot, validatorIndex: d.validatorIndex, error: errorMessage(err)}, "Selection proof not signed: the validator attests but does not aggregate");
+            return {...d, selectionProof: null, isAggregator: false};
+          }
         })
     );
     const epochDuties: EpochDuties = {dependentRoot, duties, subscribed: false};

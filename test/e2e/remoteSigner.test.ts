@@ -5,7 +5,8 @@ import {validateKeymanagerRequest, validateKeymanagerResponse} from "../conforma
 import {interopPubkey, writeLighthouseLayout} from "../keystoreFiles.ts";
 import {NodeProcess, getJson, restNodeArgs, tempDataDir} from "./nodeProcess.ts";
 
-const OURS = Array.from({length: 32}, (_, i) => 32 + i);
+// a chain of 32 validators, the second half ours (signed remotely)
+const OURS = Array.from({length: 16}, (_, i) => 16 + i);
 
 /**
  * A dev chain (1-second slots) half of whose validators sign through `beacon-gateway
@@ -30,17 +31,16 @@ describe("validators signing through a remote signer", () => {
       const {keys, secrets} = await writeLighthouseLayout(files.dir, OURS);
       const signer = new NodeProcess(["remote-signer", "--keystores", keys, "--secrets", secrets, "--port", "0"]);
       procs.push(signer);
-      const node = new NodeProcess(restNodeArgs(nodeData.dir, ["--seconds-per-slot", "1", "--dev-validators", "0..31"]));
+      const node = new NodeProcess(restNodeArgs(nodeData.dir, ["--seconds-per-slot", "1", "--validators", "32", "--dev-validators", "0..15"]));
       procs.push(node);
       const listening = await signer.waitForLog((l) => l.msg === "Remote signer (stand-in) listening", 30_000, "remote signer start");
       expect(listening.keys).toBe(OURS.length);
       const signerUrl = `http://127.0.0.1:${listening.port}`;
       const url = await node.restUrl();
-
       const vcData = join(files.dir, "vc");
       const vc = new NodeProcess(["validator", "--beacon-node", url, "--remote-signer", signerUrl, "--data-dir", vcData, "--keymanager", "--keymanager-port", "0"]);
       procs.push(vc);
-      const started = await vc.waitForLog((l) => l.msg === "Validator client started", 30_000, "validator client start");
+      const started = await vc.waitForLog((l) => l.msg === "Validator client started", 40_000, "validator client start");
       expect(started).toMatchObject({validators: OURS.length, remote: OURS.length, interop: 0, keystores: 0});
 
       // blocks: half the proposers are ours
@@ -67,12 +67,12 @@ describe("validators signing through a remote signer", () => {
       };
       const listed = await call("listRemoteKeys", "GET");
       expect(listed.data).toHaveLength(OURS.length);
-      expect(listed.data).toContainEqual({pubkey: interopPubkey(40), url: signerUrl, readonly: true});
-      const imported = await call("importRemoteKeys", "POST", {remote_keys: [{pubkey: interopPubkey(100), url: signerUrl}, {pubkey: interopPubkey(40), url: signerUrl}]});
+      expect(listed.data).toContainEqual({pubkey: interopPubkey(20), url: signerUrl, readonly: true});
+      const imported = await call("importRemoteKeys", "POST", {remote_keys: [{pubkey: interopPubkey(100), url: signerUrl}, {pubkey: interopPubkey(20), url: signerUrl}]});
       expect(imported.data).toEqual([{status: "imported"}, {status: "duplicate"}]);
       expect((await call("listRemoteKeys", "GET")).data).toContainEqual({pubkey: interopPubkey(100), url: signerUrl, readonly: false});
       expect(JSON.parse(readFileSync(join(vcData, "remote-keys.json"), "utf8"))).toEqual([{pubkey: interopPubkey(100), url: signerUrl}]);
-      const deleted = await call("deleteRemoteKeys", "DELETE", {pubkeys: [interopPubkey(100), interopPubkey(40), interopPubkey(200)]});
+      const deleted = await call("deleteRemoteKeys", "DELETE", {pubkeys: [interopPubkey(100), interopPubkey(20), interopPubkey(200)]});
       expect(deleted.data).toEqual([{status: "deleted"}, {status: "error", message: expect.stringMatching(/--remote-signer/)}, {status: "not_found"}]);
       expect((await call("listRemoteKeys", "GET")).data).toHaveLength(OURS.length);
 
@@ -84,7 +84,7 @@ describe("validators signing through a remote signer", () => {
         10_000,
         "a duty failing on the killed signer"
       );
-      expect(failed.msg).toMatch(/failed/);
+      expect(failed.msg).toMatch(/failed|not signed/);
       await node.waitForLog((l) => l.msg === "imported block" && (l.slot as number) >= (failed.slot as number) + 2, 10_000, "the chain going on");
       expect(vc.proc.exitCode).toBeNull();
       expect((await vc.stop("SIGTERM")).code).toBe(0);
