@@ -123,7 +123,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   const currentEpoch = (): number => computeEpochAtSlot(Math.max(0, clock.currentSlot()));
   const remoteClients = new Map<string, RemoteSignerClient>();
   const remoteSigner = (url: string): RemoteSignerClient => {
-    const client = new RemoteSignerClient(url, opts.remoteSigner?.timeoutMs);
+    const client = new RemoteSignerClient(url, opts.remoteSigner?.timeoutMs, log);
     const known = remoteClients.get(client.url);
     if (known) return known;
     remoteClients.set(client.url, client);

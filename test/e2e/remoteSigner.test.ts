@@ -85,6 +85,10 @@ describe("validators signing through a remote signer", () => {
         "a duty failing on the killed signer"
       );
       expect(failed.msg).toMatch(/failed|not signed/);
+      // and once, the signer's own state
+      expect(vc.logs.slice(before).filter((l) => l.msg.startsWith("Remote signer not answering"))).toEqual([
+        expect.objectContaining({level: 50, url: signerUrl, msg: "Remote signer not answering: the duties of its keys are skipped until it answers"}),
+      ]);
       await node.waitForLog((l) => l.msg === "imported block" && (l.slot as number) >= (failed.slot as number) + 2, 10_000, "the chain going on");
       expect(vc.proc.exitCode).toBeNull();
       expect((await vc.stop("SIGTERM")).code).toBe(0);

@@ -1,6 +1,7 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import {fromHex} from "@lodestar/utils";
+import type {TopicLogger} from "../../log.ts";
 import type {SigningRequestBody} from "./signingRequests.ts";
 
 /**
@@ -50,10 +51,15 @@ export class RemoteSignerClient {
   /** when the signer last answered (performance.now()); -Infinity after it failed to */
   private lastAnswerAt = -Infinity;
   private upcheck: Promise<void> | null = null;
+  private readonly log: TopicLogger | undefined;
+  /** whether the last exchange had no answer: the change either way is logged once */
+  private down = false;
 
-  constructor(url: string, timeoutMs = DEFAULT_REMOTE_SIGNER_TIMEOUT_MS) {
+  /** `log`: where the signer going down and answering again are said, once each time */
+  constructor(url: string, timeoutMs = DEFAULT_REMOTE_SIGNER_TIMEOUT_MS, log?: TopicLogger) {
     this.url = url.replace(/\/+$/, "");
     this.timeoutMs = timeoutMs;
+    this.log = log;
     const options = {keepAlive: true, maxSockets: 64};
     this.agent = this.url.startsWith("https:") ? new https.Agent(options) : new http.Agent(options);
   }
@@ -122,11 +128,15 @@ export class RemoteSignerClient {
     try {
       const answer = await this.exchange(method, path, body);
       this.lastAnswerAt = performance.now();
+      if (this.down) this.log?.info({url: this.url}, "Remote signer answers again");
+      this.down = false;
       return answer;
     } catch (err) {
       this.lastAnswerAt = -Infinity;
       const e = err as NodeJS.ErrnoException;
       const reason = e instanceof NoAnswer ? e.message : `unreachable (${e.message || e.code})`;
+      if (!this.down) this.log?.error({url: this.url, reason}, "Remote signer not answering: the duties of its keys are skipped until it answers");
+      this.down = true;
       throw new RemoteSignerError(`remote signer ${this.url}: ${reason}`);
     }
   }
