@@ -43,8 +43,6 @@ import {emitBlobSidecarEvents, emitColumnSidecarEvents} from "./blobs/sidecarEve
 import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
 
 const log = getLogger("chain");
-/** A block for the next slot is accepted this early (clock disparity between nodes). */
-const MAXIMUM_GOSSIP_CLOCK_DISPARITY_MS = 500;
 const PROPOSER_SCORE_BOOST = 40;
 const DEFAULT_STATE_CACHE_BYTES = 2048 * 1024 * 1024;
 
@@ -349,7 +347,7 @@ export class BeaconChain implements IBeaconChain {
     const rootHex = toRootHex(blockRoot);
     const parentHex = toRootHex(block.parentRoot);
     if (this.forkChoice.hasBlock(rootHex)) throw new BlockError("ALREADY_KNOWN", `block ${rootHex} is already imported`);
-    if (!trusted && block.slot > this.clock.currentSlotWithTolerance(MAXIMUM_GOSSIP_CLOCK_DISPARITY_MS)) {
+    if (!trusted && block.slot > this.clock.currentSlotWithTolerance(this.config.MAXIMUM_GOSSIP_CLOCK_DISPARITY)) {
       throw new BlockError("FUTURE_SLOT", `block slot ${block.slot} is after the current slot ${this.currentSlot()}`);
     }
     const finalized = this.forkChoice.getFinalizedCheckpoint();
@@ -444,6 +442,10 @@ export class BeaconChain implements IBeaconChain {
 
   isHeadOptimistic(): boolean {
     return this.forkChoice.getValidity(this.head.blockRoot) === "optimistic";
+  }
+
+  writesPausedError(): Error | null {
+    return this.db.writesPausedError();
   }
 
   /**

@@ -76,19 +76,24 @@ export async function main(args: string[]): Promise<number> {
   }
 }
 
-async function fetchPresetBase(beaconNode: string): Promise<string> {
-  const url = new URL("/eth/v1/config/spec", beaconNode);
+/** The preset of the first of `beaconNodes` that tells it (each tried in turn, for 30 rounds a second apart). */
+async function fetchPresetBase(...beaconNodes: string[]): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    try {
-      const res = await fetch(url);
-      const body = (await res.json()) as {data?: {PRESET_BASE?: string}};
-      const preset = body.data?.PRESET_BASE;
-      if (preset === "minimal" || preset === "mainnet") return preset;
-      throw new Error(`the beacon node's spec has PRESET_BASE ${JSON.stringify(preset)}`);
-    } catch (e) {
-      if (attempt >= 30) throw new Error(`cannot read the preset from ${url}: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 1000));
+    const failures: string[] = [];
+    for (const beaconNode of beaconNodes) {
+      const url = new URL("/eth/v1/config/spec", beaconNode);
+      try {
+        const res = await fetch(url);
+        const body = (await res.json()) as {data?: {PRESET_BASE?: string}};
+        const preset = body.data?.PRESET_BASE;
+        if (preset === "minimal" || preset === "mainnet") return preset;
+        throw new Error(`the beacon node's spec has PRESET_BASE ${JSON.stringify(preset)}`);
+      } catch (e) {
+        failures.push(`${url}: ${(e as Error).message}`);
+      }
     }
+    if (attempt >= 30) throw new Error(`cannot read the preset from ${failures.join("; ")}`);
+    await new Promise((r) => setTimeout(r, 1000));
   }
 }
 
@@ -241,7 +246,7 @@ async function runValidator(args: string[]): Promise<number> {
     return 0;
   }
   // The preset must be fixed before lodestar loads: take the beacon node's.
-  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
+  process.env.LODESTAR_PRESET ??= await fetchPresetBase(...opts.beaconNodes);
   const {startStandaloneValidator} = await import("../validator/standalone.ts");
   const validator = await startStandaloneValidator(opts);
   // a doppelganger found stops the client with exit code 1

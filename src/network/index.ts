@@ -33,6 +33,8 @@ import {startLightClientPublisher} from "./lightClientPublisher.ts";
 import type {NetworkOptions} from "./options.ts";
 import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
 import {createBackfill} from "./backfillService.ts";
+import {ClockWatch} from "./clockWatch.ts";
+import type {ClockOffsetVerdict} from "../clock/offset.ts";
 
 const log = getLogger("network");
 
@@ -43,7 +45,7 @@ export interface NetworkDeps {
   identity: NodeIdentity;
   /** the node's secp256k1 key, 32 raw bytes */
   privateKey: Uint8Array;
-  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp" | "backfill">;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp" | "backfill" | "clockOffset">;
 }
 
 export interface RunningNetwork {
@@ -51,6 +53,8 @@ export interface RunningNetwork {
   api: NetworkContext;
   /** whether the node is catching up with its peers (validator duties wait meanwhile) */
   isSyncing(): boolean;
+  /** the node's clock against its peers' (from their gossip), null before there is an estimate */
+  clockVerdict(): ClockOffsetVerdict | null;
   stop(): Promise<void>;
 }
 
@@ -178,6 +182,8 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
       if (outcome.result === "REJECT") peerManager.report(from, "low", `gossip block: ${outcome.reason}`);
     });
   };
+  const clockWatch = new ClockWatch({config, msIntoSlot: (slot) => chain.clock.msIntoSlot(slot), setOffsetSeconds: deps.metrics?.clockOffset.set.bind(deps.metrics.clockOffset)});
+  peerManager.on("disconnected", (peer) => clockWatch.onPeerDisconnected(peer));
   const gossip = new GossipRouter({
     gossipsub: libp2p.services.gossipsub,
     config,
@@ -189,6 +195,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     // gossipsub scores a REJECT on its own; the node's score counts it too, so a peer that keeps
     // sending invalid messages is disconnected and banned
     onRejected: (from, reason) => peerManager.report(from, "low", `gossip: ${reason}`),
+    onArrival: (slot, from) => clockWatch.onArrival(from, slot),
     metrics: deps.metrics,
   });
 
@@ -283,6 +290,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   log.info({peerId: identity.peerId, addresses: identity.p2pAddresses(), enr: identity.enr()}, "network started");
 
   const onSlot = (slot: number) => {
+    clockWatch.onSlot(slot);
     subnets.onSlot(slot);
     updateGossipJoined(gossip.isJoined());
     backfill.wake();
@@ -339,6 +347,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   return {
     api,
     isSyncing: () => rangeSync.isSyncing(),
+    clockVerdict: () => clockWatch.verdict(),
     async stop() {
       chain.clock.off("slot", onSlot);
       stopLightClientPublisher();

@@ -1,3 +1,4 @@
+// suite: alone (Lodestar 1.5.1 answers validator routes 503 once its head is an epoch behind)
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {createBeaconConfig} from "@lodestar/config";
 import {DOMAIN_RANDAO} from "@lodestar/params";

@@ -48,8 +48,8 @@ export interface ValidatorKeysOptions {
   log: TopicLogger;
   /** with doppelganger protection: every key added is held until seen idle */
   doppelganger?: {register(pubkey: string): void; forget(pubkey: string): void};
-  /** the client of the remote signer at this URL (one per URL) */
-  remoteSigner(url: string): RemoteSignerClient;
+  /** the client of the remote signer at this URL (one per URL); none: remote keys are refused */
+  remoteSigner?(url: string): RemoteSignerClient;
 }
 
 export function importedKeystoresDir(dataDir: string): string {
@@ -79,10 +79,12 @@ export class ValidatorKeys {
 
   /** Signs with a remote signer's key from now on. */
   addRemote(pubkey: string, url: string, readonly: boolean): void {
+    if (!this.opts.remoteSigner) throw new Error("this client takes no remote keys");
+    const client = this.opts.remoteSigner(url);
     this.keys.set(pubkey, {pubkey, remote: {url, readonly}});
     this.opts.doppelganger?.register(pubkey);
     const bytes = fromHex(pubkey);
-    this.opts.signer.addRemoteKey(bytes, this.opts.remoteSigner(url));
+    this.opts.signer.addRemoteKey(bytes, client);
     this.opts.validators.add(bytes);
   }
 

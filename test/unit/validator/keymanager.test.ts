@@ -267,18 +267,22 @@ describe("keymanager API", () => {
     }
   });
 
-  // Skipped: in about half of the runs the key imported through the API (index 4) never gets an
-  // attester duty, while the keys loaded at start do. A race between the import and the duty
-  // loop's key resolution, not yet found; it stays listed in docs/validators.md until fixed.
-  it.skip(
+  // The orders of fetches and key changes that once lost the imported key's duties are driven one
+  // by one in keyChanges.test.ts; here the whole client over HTTP.
+  it(
     "the next duties use the changes: the imported key attests, the fee recipient is announced, the key's graffiti goes in its block; deleted keys sign nothing more and their history, imported elsewhere, refuses what they signed",
     async () => {
       // validator i proposes and attests at slot i of each epoch (the stand-in's duties)
       const attested = (index: number) => api.attestations.some((a) => (a as {attesterIndex?: number}).attesterIndex === index);
-      // a key imported mid-epoch may first attest in the epoch after next: two epochs and a margin
+      // an imported key attests at its next duty slot, within an epoch and a slot to resolve it
+      // (the bound leaves room for a duty slot skipped by a loaded machine: it waits only until then)
       await until("attestations of keys 2 and 4 (imported)", (2 * SLOTS_PER_EPOCH + 2) * 1000, () => attested(2) && attested(4));
-      expect(api.proposerPreparations).toContainEqual({validatorIndex: 2, feeRecipient: Buffer.from(NEW_RECIPIENT.slice(2), "hex")});
       expect(api.proposerPreparations.some((p) => p.validatorIndex === 4)).toBe(true);
+      // key 2's fee recipient, set after the import, is announced from the slot after it was set (key 4
+      // may have attested in that slot already: its duty can be in the slot after the import)
+      const newRecipient = {validatorIndex: 2, feeRecipient: Buffer.from(NEW_RECIPIENT.slice(2), "hex")};
+      await until("key 2's fee recipient announced", 4000, () => api.proposerPreparations.some((p) => p.validatorIndex === 2 && Buffer.from(p.feeRecipient).equals(newRecipient.feeRecipient)));
+      expect(api.proposerPreparations).toContainEqual(newRecipient);
       const blockOfKey2 = () => [...api.graffitiBySlot.keys()].find((slot) => slot % SLOTS_PER_EPOCH === 2 && slot > settingsSlot);
       await until("a block of key 2", 12_000, () => blockOfKey2() !== undefined);
       const slotOfKey2 = blockOfKey2()!;
