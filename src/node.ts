@@ -191,7 +191,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     await db.close();
   };
   const validator =
-    opts.devValidators.length > 0 || opts.keystoresDir !== undefined || opts.keymanager
+    opts.devValidators.length > 0 || opts.keystoresDir !== undefined || opts.remoteSigner !== undefined || opts.keymanager
       ? await startValidatorClient({
           api: createValidatorBeaconApi(createApiClient(inProcessTransport(ctx))),
           indices: opts.devValidators,

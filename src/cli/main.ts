@@ -13,6 +13,7 @@ import {DEVNET_COMMAND} from "./devnetOptions.ts";
 import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "./slashingProtectionOptions.ts";
 import {MOCK_ENGINE_COMMAND} from "./executionOptions.ts";
 import {MOCK_BUILDER_COMMAND} from "./builderOptions.ts";
+import {REMOTE_SIGNER_COMMAND} from "./remoteSignerOptions.ts";
 import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging, parseLogDirective} from "../log.ts";
 import {useFastestHasher} from "../hasher.ts";
@@ -28,6 +29,8 @@ Commands:
   devnet      run several nodes on one dev chain on this machine (see: beacon-gateway devnet --help)
   mock-engine serve the dev chain's mock execution engine over the Engine API (see: beacon-gateway mock-engine --help)
   mock-builder serve a builder relay for tests, over the mock engine (see: beacon-gateway mock-builder --help)
+  remote-signer
+              serve keystores' keys over the Web3Signer API, a stand-in for tests (see: beacon-gateway remote-signer --help)
   slashing-protection export|import
               EIP-3076 slashing protection interchange files (see: beacon-gateway slashing-protection export --help)
   db check|repair
@@ -48,13 +51,14 @@ export async function main(args: string[]): Promise<number> {
     if (command === "devnet") return await runDevnet(rest);
     if (command === "mock-engine") return await runMockEngine(rest);
     if (command === "mock-builder") return await runMockBuilder(rest);
+    if (command === "remote-signer") return await runRemoteSigner(rest);
     if (command === "slashing-protection") return await runSlashingProtection(rest);
     if (command === "db") return await (await import("./dbCommand.ts")).runDb(rest);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, mock-builder, slashing-protection, db)`);
+    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, mock-builder, remote-signer, slashing-protection, db)`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
@@ -216,6 +220,20 @@ async function runMockBuilder(args: string[]): Promise<number> {
   process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
   const {startMockBuilderProcess} = await import("../builder/mockBuilderProcess.ts");
   const server = await startMockBuilderProcess(opts);
+  await untilSignal();
+  await server.close();
+  return 0;
+}
+
+async function runRemoteSigner(args: string[]): Promise<number> {
+  const opts = parseCommand(REMOTE_SIGNER_COMMAND, args);
+  if (opts === "help") {
+    process.stdout.write(renderHelp(REMOTE_SIGNER_COMMAND));
+    return 0;
+  }
+  initLogging({directive: opts.logLevel, format: opts.logFormat});
+  const {startStandInSignerProcess} = await import("../validator/remote/standInSigner.ts");
+  const server = await startStandInSignerProcess(opts);
   await untilSignal();
   await server.close();
   return 0;

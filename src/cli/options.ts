@@ -99,10 +99,10 @@ export const VALIDATOR_COMMAND: CommandSpec<ValidatorOptions> = {
     interopIndices: option({
       name: "interop-indices",
       value: "RANGE",
-      defaultText: "`0..63`; `none` with `--keystores` or `--keymanager`",
+      defaultText: "`0..63`; `none` with `--keystores`, `--remote-signer` or `--keymanager`",
       group: KEYS,
       help: "interop (dev chain) validator indices to run, e.g. `0..31,40`, or `none`",
-      parse: (text, ctx) => parseIndexRange(text ?? (ctx.given("keystoresDir") || ctx.given("keymanager") ? "none" : "0..63"), Infinity),
+      parse: (text, ctx) => parseIndexRange(text ?? (ctx.given("keystoresDir") || ctx.given("remoteSigner") || ctx.given("keymanager") ? "none" : "0..63"), Infinity),
     }),
     ...keyOptions(KEYS),
     ...keymanagerOptions(KEYMANAGER),

@@ -11,7 +11,8 @@ import {DutyStore, type KeySet} from "./dutyStore.ts";
 
 /** An attester duty with its aggregation selection, computed once when the duty arrives. */
 interface ScheduledDuty extends AttesterDuty {
-  selectionProof: BLSSignature;
+  /** null when it could not be signed (the duty attests, but does not aggregate) */
+  selectionProof: BLSSignature | null;
   isAggregator: boolean;
 }
 
@@ -116,7 +117,7 @@ export class AttesterService {
         checkAggregate(result.attestation, dataRoot, committeeIndex);
         fork = result.fork;
         const ours = aggregators.filter((d) => d.committeeIndex === committeeIndex);
-        const messages = ours.map((duty) => ({aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof}) as AggregateAndProof);
+        const messages = ours.map((duty) => ({aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof!}) as AggregateAndProof);
         const signedOurs = await Promise.all(ours.map((duty, i) => signedIfStillOurs(this.ctx, duty, () => signer.signAggregateAndProof(duty.pubkey, messages[i]))));
         signed.push(...signedOurs.filter((s): s is SignedAggregateAndProof => s !== null));
       },
@@ -164,8 +165,14 @@ export class AttesterService {
       response.duties
         .filter((d) => validators.owns(d.pubkey, d.validatorIndex))
         .map(async (d): Promise<ScheduledDuty | null> => {
-          const selectionProof = await signedIfStillOurs(this.ctx, d, () => signer.signSelectionProof(d.pubkey, d.slot));
-          return selectionProof && {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
+          try {
+            const selectionProof = await signedIfStillOurs(this.ctx, d, () => signer.signSelectionProof(d.pubkey, d.slot));
+            return selectionProof && {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
+          } catch (err) {
+            // one key that cannot sign (its remote signer down or without it) keeps the others' duties
+            log.error({epoch, slot: d.slot, validatorIndex: d.validatorIndex, error: errorMessage(err)}, "Selection proof not signed: the validator attests but does not aggregate");
+            return {...d, selectionProof: null, isAggregator: false};
+          }
         })
     );
     const duties = scheduled.filter((d): d is ScheduledDuty => d !== null);

@@ -41,6 +41,9 @@ export class DutyLoop {
   /** the offset the duties were last skipped for, null while they run */
   private skippingFor: number | null = null;
 
+  /** tasks run at each epoch start before the keys are resolved (the remote signer's keys are asked for) */
+  readonly beforeEpoch: (() => Promise<unknown>)[] = [];
+
   constructor(ctx: ValidatorContext, clock: DutyClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection, builder?: BuilderModeOptions, clockCheck?: ClockCheck) {
     this.ctx = ctx;
     this.clockCheck = clockCheck ?? (() => null);
@@ -137,6 +140,7 @@ export class DutyLoop {
 
   /** Once per epoch: resolve keys still unknown, doppelganger checks, sync committee duties, fee recipients. */
   private async onEpoch(epoch: number): Promise<void> {
+    for (const task of this.beforeEpoch) await task();
     await this.resolveKeys(epoch);
     await this.doppelganger?.onEpoch(epoch);
     await Promise.all([this.sync.pollDuties(epoch), this.announceFeeRecipients(), this.register(epoch)]);

@@ -19,6 +19,9 @@ import {ValidatorKeys} from "./keys/validatorKeys.ts";
 import {DoppelgangerProtection} from "./doppelganger.ts";
 import {type ClockCheck, DutyLoop} from "./dutyLoop.ts";
 import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} from "./keymanager/server.ts";
+import {RemoteSignerClient} from "./remote/client.ts";
+import {RemoteSignerKeys} from "./remote/signerKeys.ts";
+import {readRemoteKeys} from "./keys/remoteKeys.ts";
 
 export interface ValidatorClientOptions {
   /** The beacon node in the same process (the node's own validators), or for tests; without `beaconNodes`. */
@@ -34,6 +37,8 @@ export interface ValidatorClientOptions {
   keystores?: Omit<KeySourceOptions, "interopIndices">;
   /** Keys perform duties only after two full epochs in which the beacon node saw them idle (doppelganger.ts). */
   doppelgangerProtection?: boolean;
+  /** A remote signer (Web3Signer ETH2 API) whose keys are signed with (`url`), and how long each of its answers may take (every remote key's). */
+  remoteSigner?: {url?: string; timeoutMs?: number};
   /** Serve the keymanager API. */
   keymanager?: KeymanagerOptions;
   /** Data directory; slashing protection lives in its `slashing-protection` LevelDB. */
@@ -88,6 +93,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     throw err;
   }
   let startup;
+  let remoteKeys;
   let settings;
   try {
     settings = ProposerSettings.open(join(opts.dataDir, "proposer-settings.json"), {
@@ -95,6 +101,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
       gasLimit: opts.builder?.gasLimit !== undefined ? String(opts.builder.gasLimit) : DEFAULT_GAS_LIMIT,
       graffiti: opts.graffiti,
     });
+    remoteKeys = readRemoteKeys(opts.dataDir);
     startup = await loadStartupKeys({interopIndices: opts.indices, ...opts.keystores}, opts.dataDir, log);
   } catch (err) {
     await protection.close();
@@ -116,6 +123,14 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
       )
     : undefined;
   const currentEpoch = (): number => computeEpochAtSlot(Math.max(0, clock.currentSlot()));
+  const remoteClients = new Map<string, RemoteSignerClient>();
+  const remoteSigner = (url: string): RemoteSignerClient => {
+    const client = new RemoteSignerClient(url, opts.remoteSigner?.timeoutMs, log);
+    const known = remoteClients.get(client.url);
+    if (known) return known;
+    remoteClients.set(client.url, client);
+    return client;
+  };
   const keys = new ValidatorKeys({
     signer,
     validators: ctx.validators,
@@ -124,10 +139,19 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     dataDir: opts.dataDir,
     log,
     doppelganger: doppelganger && {register: (pubkey) => doppelganger.register(pubkey, currentEpoch()), forget: (pubkey) => doppelganger.forget(pubkey)},
+    remoteSigner,
   });
   for (const key of startup.interop) keys.add(key, key.secretKey);
   for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
+  for (const {pubkey, url} of remoteKeys) {
+    if (keys.has(pubkey)) log.warn({pubkey, url}, "Remote key imported earlier is also a local key: the local key signs");
+    else keys.addRemote(pubkey, url, false);
+  }
+  const signerKeys = opts.remoteSigner?.url !== undefined ? new RemoteSignerKeys(remoteSigner(opts.remoteSigner.url), keys, log) : undefined;
+  await signerKeys?.refresh();
   const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder, opts.clockCheck);
+  // the keys of --remote-signer: asked for again at each epoch start
+  if (signerKeys) loop.beforeEpoch.push(() => signerKeys.refresh());
   nodes?.onRecovered(() => loop.nodeRecovered());
 
   let keymanager: KeymanagerServer | null = null;
@@ -141,7 +165,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   // the nodes' health, checked now and then each slot on the clock (stopped with it), before the first duty
   await nodes?.start(config, clock);
   log.info(
-    {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
+    {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, remote: keys.listRemote().length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
     "Validator client started"
   );
   await loop.start();
@@ -154,6 +178,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
       await loop.settle(config.SLOT_DURATION_MS);
       await protection.close();
       keys.releaseLocks();
+      for (const remote of remoteClients.values()) remote.close();
       log.info("Validator client stopped");
     },
   };

@@ -9,9 +9,10 @@ import {currentAttemptSignal} from "./beaconNodes.ts";
 import {startValidatorClient, type ValidatorClient, type ValidatorClientOptions} from "./index.ts";
 
 /** The key sources and keymanager API of the command-line options, for `validator` and the node's own validators alike. */
-export function keyAndKeymanagerOptions(opts: KeyFields & KeymanagerFields): Pick<ValidatorClientOptions, "keystores" | "keymanager" | "doppelgangerProtection"> {
+export function keyAndKeymanagerOptions(opts: KeyFields & KeymanagerFields): Pick<ValidatorClientOptions, "keystores" | "keymanager" | "doppelgangerProtection" | "remoteSigner"> {
   return {
     doppelgangerProtection: opts.doppelgangerProtection,
+    remoteSigner: {url: opts.remoteSigner, timeoutMs: opts.remoteSignerTimeout},
     keystores: {
       keystoresDir: opts.keystoresDir,
       secretsDir: opts.secretsDir,
@@ -34,7 +35,7 @@ export function beaconNodeName(text: string): string {
 export async function startStandaloneValidator(opts: ValidatorOptions): Promise<ValidatorClient> {
   initLogging({directive: opts.logLevel, format: opts.logFormat});
   const names = opts.beaconNodes.map(beaconNodeName);
-  getLogger("validator").info({beaconNodes: names, interop: opts.interopIndices.length, keystores: opts.keystoresDir ?? null}, "starting validator client");
+  getLogger("validator").info({beaconNodes: names, interop: opts.interopIndices.length, keystores: opts.keystoresDir ?? null, remoteSigner: opts.remoteSigner ?? null}, "starting validator client");
   const metrics = opts.metrics ? createValidatorClientMetrics(names) : undefined;
   // each node over HTTP, its requests aborted when the attempt they belong to times out
   const endpoints = opts.beaconNodes.map((url, i) => ({name: names[i], client: createApiClient(httpTransport(url, {signal: currentAttemptSignal}))}));

@@ -61,17 +61,21 @@ export class SyncCommitteeService {
     const duties = this.dutiesAt(slot);
     if (duties.length === 0) return;
     const beaconBlockRoot = await api.getBlockRoot("head");
-    const signed = await Promise.all(
-      duties.map(async (duty): Promise<altair.SyncCommitteeMessage | null> => {
+    // each key on its own: one that cannot sign (its remote signer down or without it) costs only its message
+    const signed: (altair.SyncCommitteeMessage | null)[] = [];
+    await forEachSettled(
+      duties,
+      async (duty) => {
         const signature = await signedIfStillOurs(this.ctx, duty, () => signer.signSyncCommitteeMessage(duty.pubkey, slot, beaconBlockRoot));
-        return signature && {slot, beaconBlockRoot, validatorIndex: duty.validatorIndex, signature};
-      })
+        signed.push(signature && {slot, beaconBlockRoot, validatorIndex: duty.validatorIndex, signature});
+      },
+      (duty, err) => log.error({slot, validatorIndex: duty.validatorIndex, error: errorMessage(err)}, "Sync committee message not signed")
     );
     const messages = signed.filter((m): m is altair.SyncCommitteeMessage => m !== null);
     this.signedRoots.set(slot, beaconBlockRoot);
     for (const old of this.signedRoots.keys()) if (old < slot) this.signedRoots.delete(old);
     await publishDuties(this.ctx, "sync_committee_message", duties.length, messages.length, () => api.submitSyncCommitteeMessages(messages));
-    log.info({slot, count: messages.length}, "Published sync committee messages");
+    if (messages.length > 0) log.info({slot, count: messages.length}, "Published sync committee messages");
   }
 
   /** At the contribution deadline of `slot`: contribute for each subcommittee where one of ours was selected. */
@@ -84,11 +88,19 @@ export class SyncCommitteeService {
     const seats = this.dutiesAt(slot).flatMap((duty) =>
       [...new Set(duty.validatorSyncCommitteeIndices.map((i) => Math.floor(i / SUBCOMMITTEE_SIZE)))].map((subcommitteeIndex) => ({duty, subcommitteeIndex}))
     );
-    // asked for all at once, the proofs are signed a few milliseconds' worth per turn, not one per turn
-    const proofs = await Promise.all(seats.map(({duty, subcommitteeIndex}) => signedIfStillOurs(this.ctx, duty, () => signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex))));
-    const selected = seats
-      .map((seat, i) => ({...seat, selectionProof: proofs[i]}))
-      .filter((seat): seat is typeof seat & {selectionProof: Uint8Array} => seat.selectionProof !== null && isSyncCommitteeAggregator(seat.selectionProof));
+    // asked for all at once, the proofs are signed a few milliseconds' worth per turn, not one per turn;
+    // a seat whose proof cannot be signed does not aggregate
+    const proofs = await Promise.allSettled(
+      seats.map(({duty, subcommitteeIndex}) => signedIfStillOurs(this.ctx, duty, () => signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex)))
+    );
+    const selected = seats.flatMap((seat, i) => {
+      const proof = proofs[i];
+      if (proof.status === "rejected") {
+        log.error({slot, validatorIndex: seat.duty.validatorIndex, error: errorMessage(proof.reason)}, "Sync selection proof not signed: no contribution from this seat");
+        return [];
+      }
+      return proof.value !== null && isSyncCommitteeAggregator(proof.value) ? [{...seat, selectionProof: proof.value}] : [];
+    });
     if (selected.length === 0) return;
 
     const contributions = new Map<number, Promise<altair.SyncCommitteeContribution>>();
