@@ -1,3 +1,4 @@
+// suite: alone (live chains on each fork whose sync committee messages must arrive in their slot)
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {routes} from "../../src/api/routes/index.ts";
 import type {Route} from "../../src/api/routes/types.ts";
