@@ -1,3 +1,4 @@
+// suite: alone (the relay's bid must arrive within the builder timeout of a live slot)
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {createServer} from "node:net";
 import {join} from "node:path";
