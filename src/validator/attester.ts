@@ -4,9 +4,8 @@ import {computeEpochAtSlot, isAggregatorFromCommitteeLength} from "@lodestar/sta
 import {ssz} from "@lodestar/types";
 import type {AggregateAndProof, Attestation, BLSSignature, SignedAggregateAndProof, Slot, electra, phase0} from "@lodestar/types";
 import {byteArrayEquals, toHex} from "@lodestar/utils";
-import {ApiClientError} from "../api/client.ts";
 import type {AttesterDuty} from "./beaconApi.ts";
-import {errorMessage, forEachSettled, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
+import {errorMessage, forEachSettled, nothingToAggregate, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
 import {DutyStore, type KeySet} from "./dutyStore.ts";
 
 /** An attester duty with its aggregation selection, computed once when the duty arrives. */
@@ -122,9 +121,7 @@ export class AttesterService {
         signed.push(...signedOurs.filter((s): s is SignedAggregateAndProof => s !== null));
       },
       (committeeIndex, err) =>
-        // 404: the node holds no attestation of that data (ours reached it too late, or not at all):
-        // a duty missed for the network's sake, not a fault of the client or the node
-        err instanceof ApiClientError && err.status === 404
+        nothingToAggregate(err)
           ? log.warn({slot, committeeIndex, reason: errorMessage(err)}, "Aggregation skipped: the beacon node has no attestation to aggregate")
           : log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
     );

@@ -1,4 +1,5 @@
 import type {BeaconConfig} from "@lodestar/config";
+import {ApiClientError} from "../api/client.ts";
 import type {TopicLogger} from "../log.ts";
 import type {ValidatorBeaconApi} from "./beaconApi.ts";
 import type {ValidatorSigner} from "./signer.ts";
@@ -50,6 +51,15 @@ export async function signedIfStillOurs<T>(ctx: ValidatorContext, duty: {pubkey:
 /** An error's message for a log line (stack traces stay out of the duty logs). */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The node answered 404 to a request for something to aggregate: no attestation or sync
+ * committee message of that data reached it (late, or not at all). A duty missed for the
+ * network's sake, not a fault of the client or the node: a warning, not an error.
+ */
+export function nothingToAggregate(err: unknown): boolean {
+  return err instanceof ApiClientError && err.status === 404;
 }
 
 /** Runs `task` on every item concurrently; a failing item is logged and does not stop the others. */

@@ -1,10 +1,9 @@
-import {ApiClientError} from "../api/client.ts";
 import {EPOCHS_PER_SYNC_COMMITTEE_PERIOD, ForkSeq, SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
 import {computeEpochAtSlot, isSyncCommitteeAggregator} from "@lodestar/state-transition";
 import type {Root, Slot, altair} from "@lodestar/types";
 import {byteArrayEquals} from "@lodestar/utils";
 import type {SyncDuty} from "./beaconApi.ts";
-import {errorMessage, forEachSettled, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
+import {errorMessage, forEachSettled, nothingToAggregate, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
 import {DutyStore} from "./dutyStore.ts";
 
 const SUBCOMMITTEE_SIZE = SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT;
@@ -124,8 +123,7 @@ export class SyncCommitteeService {
         if (contributionAndProof) signed.push(contributionAndProof);
       },
       ({duty, subcommitteeIndex}, err) =>
-        // 404: the node holds no message of the subcommittee for that block (they reached it late, or not at all)
-        err instanceof ApiClientError && err.status === 404
+        nothingToAggregate(err)
           ? log.warn({slot, validatorIndex: duty.validatorIndex, subcommitteeIndex, reason: errorMessage(err)}, "Sync contribution skipped: the beacon node has no sync committee messages to aggregate")
           : log.error({slot, validatorIndex: duty.validatorIndex, subcommitteeIndex, error: errorMessage(err)}, "Sync contribution failed")
     );
