@@ -1,6 +1,7 @@
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {computeStartSlotAtEpoch} from "@lodestar/state-transition";
 import type {SignedBeaconBlock} from "@lodestar/types";
+import {toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
 import {BlockError, type IBeaconChain} from "../chain/interface.ts";
 import {getLogger} from "../log.ts";
@@ -49,6 +50,12 @@ interface Batch {
  * imported in order. A batch that fails or holds bad blocks is retried from another peer and
  * the peer scored down; when our head is on a branch the peers do not have, the round starts
  * again from our finalized checkpoint.
+ *
+ * A round follows one branch: the head of the peer furthest ahead. Above a peer's finalized
+ * checkpoint its blocks come from its own head's branch, so only the peers that report that same
+ * head root serve those batches (after a network split, the two halves' peers serve two branches,
+ * and a batch of one built on a batch of the other would never link); any peer of our chain serves
+ * a batch that lies wholly within its finalized part, which every branch shares.
  */
 export class RangeSync extends EventEmitter<RangeSyncEvents> {
   private readonly deps: RangeSyncDeps;
@@ -56,6 +63,8 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
   private targetSlot = 0;
   private nextPeer = 0;
   private stopped = false;
+  /** the head root (hex) this round follows */
+  private targetRoot: string | null = null;
 
   constructor(deps: RangeSyncDeps) {
     super();
@@ -83,6 +92,7 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
       .catch((e: Error) => log.warn({err: e.message}, "range sync round failed"))
       .finally(() => {
         this.running = null;
+        this.targetRoot = null;
         const head = this.deps.chain.getHead().slot;
         this.emit("done", head, head > startHead);
       });
@@ -93,17 +103,31 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
     return this.running ?? Promise.resolve();
   }
 
+  /** Peers that can serve the batch starting at `slot`: on the round's branch, or finalized past the batch. */
   private aheadPeers(slot: number): SyncPeer[] {
-    return this.deps.syncPeers().filter((p) => p.status.headSlot >= slot);
+    const end = slot + BATCH_SLOTS - 1;
+    return this.deps.syncPeers().filter(
+      (p) => p.status.headSlot >= slot && (toRootHex(p.status.headRoot) === this.targetRoot || computeStartSlotAtEpoch(p.status.finalizedEpoch) >= end)
+    );
+  }
+
+  /** The branch the round follows: the head root of the peer with the highest head (of those, the one most peers report). */
+  private chooseTarget(): void {
+    const peers = this.deps.syncPeers();
+    const best = Math.max(0, ...peers.map((p) => p.status.headSlot));
+    const votes = new Map<string, number>();
+    for (const p of peers) if (p.status.headSlot === best) votes.set(toRootHex(p.status.headRoot), (votes.get(toRootHex(p.status.headRoot)) ?? 0) + 1);
+    this.targetRoot = [...votes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
   }
 
   private async syncRound(): Promise<void> {
+    this.chooseTarget();
     let start = this.deps.chain.getHead().slot + 1;
     let restartedFromFinalized = false;
     /** the last batch imported in this round */
     let previous: Batch | null = null;
     const queue: Batch[] = [];
-    log.info({from: start, target: this.bestHead()}, "range sync started");
+    log.info({from: start, target: this.bestHead(), targetRoot: this.targetRoot}, "range sync started");
     for (;;) {
       if (this.stopped) return;
       this.targetSlot = this.bestHead();
@@ -151,8 +175,9 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
     log.info({headSlot: this.deps.chain.getHead().slot}, "range sync done");
   }
 
+  /** The highest head of the peers on the round's branch. */
   private bestHead(): number {
-    return Math.max(0, ...this.deps.syncPeers().map((p) => p.status.headSlot));
+    return Math.max(0, ...this.deps.syncPeers().filter((p) => toRootHex(p.status.headRoot) === this.targetRoot).map((p) => p.status.headSlot));
   }
 
   /** Starts downloading a batch from the next peer whose head reaches it (another than `avoid` when possible). */

@@ -34,8 +34,11 @@ const honestUpTo =
   };
 const honest = honestUpTo(HEAD);
 
-/** Peers that answer as `serve` says, with the source's head in their status; records every request and report. */
-function fakePeers(target: ChainEnv, serves: Record<string, Serve>, headSlot = HEAD) {
+/**
+ * Peers that answer as `serve` says, with the source's head in their status (or what `statuses`
+ * changes of it, peer by peer); records every request and report.
+ */
+function fakePeers(target: ChainEnv, serves: Record<string, Serve>, headSlot = HEAD, statuses: Record<string, Partial<Status>> = {}) {
   const status: Status = {
     forkDigest: new Uint8Array(4),
     finalizedRoot: source.chain.getFinalizedCheckpoint().root,
@@ -47,7 +50,7 @@ function fakePeers(target: ChainEnv, serves: Record<string, Serve>, headSlot = H
   const reports: {peer: string; action: PeerAction; reason: string}[] = [];
   const sync: RangeSync = new RangeSync({
     chain: target.chain,
-    syncPeers: () => Object.keys(serves).map((peerId) => ({peerId, status})),
+    syncPeers: () => Object.keys(serves).map((peerId) => ({peerId, status: {...status, ...statuses[peerId]}})),
     report: (peer, action, reason) => void reports.push({peer, action, reason}),
     fetchBlocksByRange: async (peer, startSlot, count) => {
       const request = {peer, startSlot, count, syncing: false, target: 0};
@@ -234,5 +237,30 @@ describe("RangeSync over a real chain", () => {
     expect(await hasEveryBlock(target, sourceBlocks)).toBe(true);
     expect(headRootHex(target)).toBe(headRootHex(source));
     expect(reports).toEqual([]);
+  });
+
+  it("follows one branch: a peer on another head serves only batches within its finalized part, and is not blamed for the branches differing", async () => {
+    // a peer of the other half of a split network: the same finalized checkpoint, another head a few slots lower
+    const finalizedSlot = computeStartSlotAtEpoch(source.chain.getFinalizedCheckpoint().epoch);
+    expect(finalizedSlot).toBeGreaterThanOrEqual(BATCH_SLOTS);
+    const otherBranch: Serve = async (start, count) =>
+      (await honest(start, count)).map((b) => {
+        if (b.message.slot <= finalizedSlot) return b;
+        // its own blocks above the finalized checkpoint: valid ones of another branch would not link to ours either
+        const message = copyBlock(source.config, b.message);
+        message.body.graffiti = new Uint8Array(32).fill(0x55);
+        return source.signBlock(message);
+      });
+    const other = {headRoot: new Uint8Array(32).fill(0xbb), headSlot: HEAD - 3};
+    // x second: taking batches in turn over every peer ahead, it would be asked for the second batch, above its finalized part
+    const {sync, status, requests, reports} = fakePeers(target, {a: honest, x: otherBranch, b: honest}, HEAD, {x: other});
+
+    expect(await syncRound(sync, status)).toBe(HEAD);
+
+    expect(headRootHex(target)).toBe(headRootHex(source));
+    expect(reports).toEqual([]);
+    // the other branch's peer is asked for the shared, finalized part only
+    expect(requests.filter((r) => r.peer === "x").every((r) => r.startSlot + r.count - 1 <= finalizedSlot)).toBe(true);
+    expect(requests.filter((r) => r.startSlot > 1).length).toBeGreaterThan(0);
   });
 });
