@@ -207,8 +207,10 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
         if (!(e instanceof BlockError)) throw e;
         if (e.code === "ALREADY_KNOWN" || e.code === "WOULD_REVERT_FINALIZED") continue;
         if (e.code === "PARENT_UNKNOWN" && i === 0) return "parent-unknown";
-        // our execution engine did not answer: nothing wrong with the peer's blocks
-        if (e.code === "EXECUTION_ENGINE_ERROR") return "failed";
+        // our execution engine did not answer: nothing wrong with the peer's blocks. Nor when a
+        // block's sidecars could not be found: every peer was asked for them (a peer serves the
+        // blocks of its branch but keeps only its own custody columns), and gossip ignores it too
+        if (e.code === "EXECUTION_ENGINE_ERROR" || e.code === "DATA_UNAVAILABLE") return "failed";
         const action: PeerAction = e.code === "PARENT_UNKNOWN" || e.code === "FUTURE_SLOT" ? "mid" : "high";
         this.deps.report(batch.peer, action, `range sync block at slot ${block.message.slot}: ${e.message}`);
         return "failed";
