@@ -29,6 +29,8 @@ export interface RangeSyncDeps {
   /** connected peers of our chain, with their latest status */
   syncPeers(): SyncPeer[];
   report(peer: string, action: PeerAction, reason: string): void;
+  /** whether fork choice has the block (hex root): a peer whose head we have has nothing to give */
+  hasBlock?(rootHex: string): boolean;
   fetchBlocksByRange(peer: string, startSlot: number, count: number): Promise<SignedBeaconBlock[]>;
 }
 
@@ -86,6 +88,10 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
     if (this.stopped || this.running) return;
     const startHead = this.deps.chain.getHead().slot;
     if (status.headSlot < startHead + SYNC_DISTANCE_SLOTS) return;
+    this.startRound(startHead);
+  }
+
+  private startRound(startHead: number): void {
     // deferred, so that the round counts as running before its first request goes out
     this.running = Promise.resolve()
       .then(() => this.syncRound())
@@ -96,6 +102,21 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
         const head = this.deps.chain.getHead().slot;
         this.emit("done", head, head > startHead);
       });
+  }
+
+  /**
+   * A gossip block whose unknown ancestors go back further than lookups by root follow: a peer is
+   * on a branch we lack though its head may be no higher than ours (two halves of a split network
+   * that grew apart for as long). Starts a round toward the branch of a peer whose head we lack.
+   */
+  onUnknownBranch(): void {
+    if (this.stopped || this.running) return;
+    if (!this.deps.syncPeers().some((p) => this.lacks(p))) return;
+    this.startRound(this.deps.chain.getHead().slot);
+  }
+
+  private lacks(peer: SyncPeer): boolean {
+    return !(this.deps.hasBlock?.(toRootHex(peer.status.headRoot)) ?? false);
   }
 
   stop(): Promise<void> {
@@ -111,9 +132,9 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
     );
   }
 
-  /** The branch the round follows: the head root of the peer with the highest head (of those, the one most peers report). */
+  /** The branch the round follows: of the peers whose head we lack, the head root of the highest (of those, the one most peers report). */
   private chooseTarget(): void {
-    const peers = this.deps.syncPeers();
+    const peers = this.deps.syncPeers().filter((p) => this.lacks(p));
     const best = Math.max(0, ...peers.map((p) => p.status.headSlot));
     const votes = new Map<string, number>();
     for (const p of peers) if (p.status.headSlot === best) votes.set(toRootHex(p.status.headRoot), (votes.get(toRootHex(p.status.headRoot)) ?? 0) + 1);
@@ -124,6 +145,11 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
     this.chooseTarget();
     let start = this.deps.chain.getHead().slot + 1;
     let restartedFromFinalized = false;
+    if (start > this.bestHead()) {
+      // the branch followed is no higher than our head, so it leaves ours below it: from the finalized checkpoint
+      restartedFromFinalized = true;
+      start = computeStartSlotAtEpoch(this.deps.chain.getFinalizedCheckpoint().epoch) + 1;
+    }
     /** the last batch imported in this round */
     let previous: Batch | null = null;
     const queue: Batch[] = [];

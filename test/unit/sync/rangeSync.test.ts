@@ -52,6 +52,7 @@ function fakePeers(target: ChainEnv, serves: Record<string, Serve>, headSlot = H
     chain: target.chain,
     syncPeers: () => Object.keys(serves).map((peerId) => ({peerId, status: {...status, ...statuses[peerId]}})),
     report: (peer, action, reason) => void reports.push({peer, action, reason}),
+    hasBlock: (root) => target.chain.forkChoice.hasBlock(root),
     fetchBlocksByRange: async (peer, startSlot, count) => {
       const request = {peer, startSlot, count, syncing: false, target: 0};
       requests.push(request);
@@ -262,5 +263,34 @@ describe("RangeSync over a real chain", () => {
     // the other branch's peer is asked for the shared, finalized part only
     expect(requests.filter((r) => r.peer === "x").every((r) => r.startSlot + r.count - 1 <= finalizedSlot)).toBe(true);
     expect(requests.filter((r) => r.startSlot > 1).length).toBeGreaterThan(0);
+  });
+
+  it("a branch we lack with a head no higher than ours (lookups by root gave up on it): onUnknownBranch syncs it; a peer whose head we have starts nothing", async () => {
+    const FORK_SLOT = 37;
+    for (const block of sourceBlocks.slice(0, FORK_SLOT - 1)) await target.chain.importBlock(block);
+    target.setTime(FORK_SLOT, 100);
+    const proposer = (await target.chain.getHeadStateAtEpoch(computeEpochAtSlot(FORK_SLOT))).epochCtx.getBeaconProposer(FORK_SLOT);
+    const randaoReveal = target.sign(proposer, computeSigningRoot(ssz.Epoch, computeEpochAtSlot(FORK_SLOT), target.config.getDomain(FORK_SLOT, DOMAIN_RANDAO)));
+    const {block} = await target.chain.produceBlock({slot: FORK_SLOT, randaoReveal, graffiti: new Uint8Array(32).fill(0x42)});
+    await target.chain.importBlock(target.signBlock(block));
+    target.setTime(FORK_SLOT + 1, 500);
+    const sourceRoot = source.config.getForkTypes(FORK_SLOT).BeaconBlock.hashTreeRoot(sourceBlocks[FORK_SLOT - 1].message);
+
+    // the other half's peer: its head at the same slot as ours, on its own branch
+    const {sync, status, requests, reports} = fakePeers(target, {other: honestUpTo(FORK_SLOT)}, FORK_SLOT, {other: {headRoot: sourceRoot, headSlot: FORK_SLOT}});
+    sync.onPeerStatus({...status, headRoot: sourceRoot, headSlot: FORK_SLOT});
+    expect(sync.isSyncing()).toBe(false);
+
+    const done = once(sync, "done");
+    sync.onUnknownBranch();
+    expect(sync.isSyncing()).toBe(true);
+    await within(done, 30_000, "range sync done");
+    expect(target.chain.forkChoice.hasBlock(toRootHex(sourceRoot))).toBe(true);
+    expect(requests.length).toBeGreaterThan(0);
+    expect(reports).toEqual([]);
+
+    // now we have its head: nothing more to sync from it
+    sync.onUnknownBranch();
+    expect(sync.isSyncing()).toBe(false);
   });
 });
