@@ -83,6 +83,16 @@ async function hasEveryBlock(env: ChainEnv, blocks: SignedBeaconBlock[]): Promis
   return true;
 }
 
+/** The source's blocks up to `forkSlot` - 1 on `env`, then a block of its own at `forkSlot` (another graffiti, so not the source's); returns its import result. */
+async function forkAt(env: ChainEnv, forkSlot: number) {
+  for (const block of sourceBlocks.slice(0, forkSlot - 1)) await env.chain.importBlock(block);
+  env.setTime(forkSlot, 100);
+  const proposer = (await env.chain.getHeadStateAtEpoch(computeEpochAtSlot(forkSlot))).epochCtx.getBeaconProposer(forkSlot);
+  const randaoReveal = env.sign(proposer, computeSigningRoot(ssz.Epoch, computeEpochAtSlot(forkSlot), env.config.getDomain(forkSlot, DOMAIN_RANDAO)));
+  const {block} = await env.chain.produceBlock({slot: forkSlot, randaoReveal, graffiti: new Uint8Array(32).fill(0x42)});
+  return env.chain.importBlock(env.signBlock(block));
+}
+
 describe("RangeSync over a real chain", () => {
   let target: ChainEnv;
   beforeEach(async () => {
@@ -215,13 +225,7 @@ describe("RangeSync over a real chain", () => {
 
   it("when our head is on a branch the peers lack, starts again from the finalized checkpoint", async () => {
     const FORK_SLOT = 37;
-    for (const block of sourceBlocks.slice(0, FORK_SLOT - 1)) await target.chain.importBlock(block);
-    // our own block at FORK_SLOT: the same proposer, another graffiti, so not the source's block
-    target.setTime(FORK_SLOT, 100);
-    const proposer = (await target.chain.getHeadStateAtEpoch(computeEpochAtSlot(FORK_SLOT))).epochCtx.getBeaconProposer(FORK_SLOT);
-    const randaoReveal = target.sign(proposer, computeSigningRoot(ssz.Epoch, computeEpochAtSlot(FORK_SLOT), target.config.getDomain(FORK_SLOT, DOMAIN_RANDAO)));
-    const {block} = await target.chain.produceBlock({slot: FORK_SLOT, randaoReveal, graffiti: new Uint8Array(32).fill(0x42)});
-    const ours = await target.chain.importBlock(target.signBlock(block));
+    const ours = await forkAt(target, FORK_SLOT);
     expect(ours.isHead).toBe(true);
     expect(target.chain.forkChoice.hasBlock(toRootHex(source.config.getForkTypes(FORK_SLOT).BeaconBlock.hashTreeRoot(sourceBlocks[FORK_SLOT - 1].message)))).toBe(false);
     target.setTime(HEAD, 500);
@@ -267,12 +271,7 @@ describe("RangeSync over a real chain", () => {
 
   it("a branch we lack with a head no higher than ours (lookups by root gave up on it): onUnknownBranch syncs it; a peer whose head we have starts nothing", async () => {
     const FORK_SLOT = 37;
-    for (const block of sourceBlocks.slice(0, FORK_SLOT - 1)) await target.chain.importBlock(block);
-    target.setTime(FORK_SLOT, 100);
-    const proposer = (await target.chain.getHeadStateAtEpoch(computeEpochAtSlot(FORK_SLOT))).epochCtx.getBeaconProposer(FORK_SLOT);
-    const randaoReveal = target.sign(proposer, computeSigningRoot(ssz.Epoch, computeEpochAtSlot(FORK_SLOT), target.config.getDomain(FORK_SLOT, DOMAIN_RANDAO)));
-    const {block} = await target.chain.produceBlock({slot: FORK_SLOT, randaoReveal, graffiti: new Uint8Array(32).fill(0x42)});
-    await target.chain.importBlock(target.signBlock(block));
+    await forkAt(target, FORK_SLOT);
     target.setTime(FORK_SLOT + 1, 500);
     const sourceRoot = source.config.getForkTypes(FORK_SLOT).BeaconBlock.hashTreeRoot(sourceBlocks[FORK_SLOT - 1].message);
 
