@@ -147,6 +147,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     chain,
     syncPeers: () => peerManager.syncPeers(),
     report: (peer, action, reason) => peerManager.report(peer, action, reason),
+    hasBlock: (root) => chain.forkChoice.hasBlock(root),
     fetchBlocksByRange: async (peer, startSlot, count) => {
       const blocks = await reqResp.beaconBlocksByRange(peer, {startSlot, count, step: 1});
       await sidecarSync.fetchForBlocks(peer, blocks);
@@ -172,6 +173,8 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
     hasBlock: (root) => chain.forkChoice.hasBlock(root),
     fetchBlocksByRoot: (peer, roots) => reqResp.beaconBlocksByRoot(peer, roots),
     report: (peer, action, reason) => peerManager.report(peer, action, reason),
+    // a branch longer than lookups by root follow, though perhaps no higher than ours (a healed split)
+    tooFarBehind: () => rangeSync.onUnknownBranch(),
   });
 
   /** A gossip block, forwarded already, imported now; a sender of a block the import finds invalid is scored down. */

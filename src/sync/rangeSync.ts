@@ -1,6 +1,7 @@
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {computeStartSlotAtEpoch} from "@lodestar/state-transition";
 import type {SignedBeaconBlock} from "@lodestar/types";
+import {toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
 import {BlockError, type IBeaconChain} from "../chain/interface.ts";
 import {getLogger} from "../log.ts";
@@ -28,6 +29,8 @@ export interface RangeSyncDeps {
   /** connected peers of our chain, with their latest status */
   syncPeers(): SyncPeer[];
   report(peer: string, action: PeerAction, reason: string): void;
+  /** whether fork choice has the block (hex root): a peer whose head we have has nothing to give */
+  hasBlock?(rootHex: string): boolean;
   fetchBlocksByRange(peer: string, startSlot: number, count: number): Promise<SignedBeaconBlock[]>;
 }
 
@@ -49,6 +52,12 @@ interface Batch {
  * imported in order. A batch that fails or holds bad blocks is retried from another peer and
  * the peer scored down; when our head is on a branch the peers do not have, the round starts
  * again from our finalized checkpoint.
+ *
+ * A round follows one branch: the head of the peer furthest ahead. Above a peer's finalized
+ * checkpoint its blocks come from its own head's branch, so only the peers that report that same
+ * head root serve those batches (after a network split, the two halves' peers serve two branches,
+ * and a batch of one built on a batch of the other would never link); any peer of our chain serves
+ * a batch that lies wholly within its finalized part, which every branch shares.
  */
 export class RangeSync extends EventEmitter<RangeSyncEvents> {
   private readonly deps: RangeSyncDeps;
@@ -56,6 +65,8 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
   private targetSlot = 0;
   private nextPeer = 0;
   private stopped = false;
+  /** the head root (hex) this round follows */
+  private targetRoot: string | null = null;
 
   constructor(deps: RangeSyncDeps) {
     super();
@@ -77,15 +88,35 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
     if (this.stopped || this.running) return;
     const startHead = this.deps.chain.getHead().slot;
     if (status.headSlot < startHead + SYNC_DISTANCE_SLOTS) return;
+    this.startRound(startHead);
+  }
+
+  private startRound(startHead: number): void {
     // deferred, so that the round counts as running before its first request goes out
     this.running = Promise.resolve()
       .then(() => this.syncRound())
       .catch((e: Error) => log.warn({err: e.message}, "range sync round failed"))
       .finally(() => {
         this.running = null;
+        this.targetRoot = null;
         const head = this.deps.chain.getHead().slot;
         this.emit("done", head, head > startHead);
       });
+  }
+
+  /**
+   * A gossip block whose unknown ancestors go back further than lookups by root follow: a peer is
+   * on a branch we lack though its head may be no higher than ours (two halves of a split network
+   * that grew apart for as long). Starts a round toward the branch of a peer whose head we lack.
+   */
+  onUnknownBranch(): void {
+    if (this.stopped || this.running) return;
+    if (!this.deps.syncPeers().some((p) => this.lacks(p))) return;
+    this.startRound(this.deps.chain.getHead().slot);
+  }
+
+  private lacks(peer: SyncPeer): boolean {
+    return !(this.deps.hasBlock?.(toRootHex(peer.status.headRoot)) ?? false);
   }
 
   stop(): Promise<void> {
@@ -93,17 +124,36 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
     return this.running ?? Promise.resolve();
   }
 
+  /** Peers that can serve the batch starting at `slot`: on the round's branch, or finalized past the batch. */
   private aheadPeers(slot: number): SyncPeer[] {
-    return this.deps.syncPeers().filter((p) => p.status.headSlot >= slot);
+    const end = slot + BATCH_SLOTS - 1;
+    return this.deps.syncPeers().filter(
+      (p) => p.status.headSlot >= slot && (toRootHex(p.status.headRoot) === this.targetRoot || computeStartSlotAtEpoch(p.status.finalizedEpoch) >= end)
+    );
+  }
+
+  /** The branch the round follows: of the peers whose head we lack, the head root of the highest (of those, the one most peers report). */
+  private chooseTarget(): void {
+    const peers = this.deps.syncPeers().filter((p) => this.lacks(p));
+    const best = Math.max(0, ...peers.map((p) => p.status.headSlot));
+    const votes = new Map<string, number>();
+    for (const p of peers) if (p.status.headSlot === best) votes.set(toRootHex(p.status.headRoot), (votes.get(toRootHex(p.status.headRoot)) ?? 0) + 1);
+    this.targetRoot = [...votes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
   }
 
   private async syncRound(): Promise<void> {
+    this.chooseTarget();
     let start = this.deps.chain.getHead().slot + 1;
     let restartedFromFinalized = false;
+    if (start > this.bestHead()) {
+      // the branch followed is no higher than our head, so it leaves ours below it: from the finalized checkpoint
+      restartedFromFinalized = true;
+      start = computeStartSlotAtEpoch(this.deps.chain.getFinalizedCheckpoint().epoch) + 1;
+    }
     /** the last batch imported in this round */
     let previous: Batch | null = null;
     const queue: Batch[] = [];
-    log.info({from: start, target: this.bestHead()}, "range sync started");
+    log.info({from: start, target: this.bestHead(), targetRoot: this.targetRoot}, "range sync started");
     for (;;) {
       if (this.stopped) return;
       this.targetSlot = this.bestHead();
@@ -151,8 +201,9 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
     log.info({headSlot: this.deps.chain.getHead().slot}, "range sync done");
   }
 
+  /** The highest head of the peers on the round's branch. */
   private bestHead(): number {
-    return Math.max(0, ...this.deps.syncPeers().map((p) => p.status.headSlot));
+    return Math.max(0, ...this.deps.syncPeers().filter((p) => toRootHex(p.status.headRoot) === this.targetRoot).map((p) => p.status.headSlot));
   }
 
   /** Starts downloading a batch from the next peer whose head reaches it (another than `avoid` when possible). */
@@ -182,8 +233,10 @@ export class RangeSync extends EventEmitter<RangeSyncEvents> {
         if (!(e instanceof BlockError)) throw e;
         if (e.code === "ALREADY_KNOWN" || e.code === "WOULD_REVERT_FINALIZED") continue;
         if (e.code === "PARENT_UNKNOWN" && i === 0) return "parent-unknown";
-        // our execution engine did not answer: nothing wrong with the peer's blocks
-        if (e.code === "EXECUTION_ENGINE_ERROR") return "failed";
+        // our execution engine did not answer: nothing wrong with the peer's blocks. Nor when a
+        // block's sidecars could not be found: every peer was asked for them (a peer serves the
+        // blocks of its branch but keeps only its own custody columns), and gossip ignores it too
+        if (e.code === "EXECUTION_ENGINE_ERROR" || e.code === "DATA_UNAVAILABLE") return "failed";
         const action: PeerAction = e.code === "PARENT_UNKNOWN" || e.code === "FUTURE_SLOT" ? "mid" : "high";
         this.deps.report(batch.peer, action, `range sync block at slot ${block.message.slot}: ${e.message}`);
         return "failed";

@@ -26,6 +26,8 @@ export interface UnknownBlockSyncDeps {
   hasBlock(rootHex: string): boolean;
   fetchBlocksByRoot(peer: string, roots: Uint8Array[]): Promise<SignedBeaconBlock[]>;
   report(peer: string, action: PeerAction, reason: string): void;
+  /** the unknown ancestors go back further than MAX_ANCESTORS: range sync's job */
+  tooFarBehind?(peer: string): void;
 }
 
 /**
@@ -52,7 +54,7 @@ export class UnknownBlockSync {
   private async resolve(block: SignedBeaconBlock, peer: string): Promise<void> {
     const chain: SignedBeaconBlock[] = [block];
     while (!this.deps.hasBlock(toRootHex(chain[0].message.parentRoot))) {
-      if (chain.length > MAX_ANCESTORS) return; // too far behind: range sync's job
+      if (chain.length > MAX_ANCESTORS) return this.deps.tooFarBehind?.(peer);
       const parentRoot = chain[0].message.parentRoot;
       const [parent] = await this.deps.fetchBlocksByRoot(peer, [parentRoot]);
       if (!parent) {

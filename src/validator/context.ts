@@ -48,9 +48,14 @@ export async function signedIfStillOurs<T>(ctx: ValidatorContext, duty: {pubkey:
   }
 }
 
-/** An error's message for a log line (stack traces stay out of the duty logs). */
+/**
+ * An error's message for a log line (stack traces stay out of the duty logs); a refused batch
+ * (the API's `failures`) adds the first item's reason, so the log says why.
+ */
 export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  if (!(err instanceof Error)) return String(err);
+  const failures = (err as {failures?: Array<{index: number; message: string}>}).failures;
+  return failures && failures.length > 0 ? `${err.message} (item ${failures[0].index}: ${failures[0].message})` : err.message;
 }
 
 /**

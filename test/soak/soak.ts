@@ -1,6 +1,7 @@
 import {readFileSync} from "node:fs";
 import {NodeProcess, chainView, getJson, tempDataDir} from "../e2e/nodeProcess.ts";
 import {prng} from "../../bench/seededRandom.ts";
+import {SignatureWatch, followEvents} from "./signatureWatch.ts";
 
 /**
  * The soak: one dev node with every validator, under REST, event-stream and JSON-RPC load,
@@ -38,63 +39,6 @@ export interface SoakReport {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** What the event stream showed of the validators' signatures, kept across restarts. */
-export class SignatureWatch {
-  private readonly votes = new Map<number, Map<number, {source: number; root: string}>>();
-  private readonly proposals = new Map<number, Map<number, string>>();
-  readonly problems: string[] = [];
-  readonly observed = {votes: 0, proposals: 0};
-
-  vote(validator: number, source: number, target: number, root: string): void {
-    this.observed.votes++;
-    let byTarget = this.votes.get(validator);
-    if (!byTarget) this.votes.set(validator, (byTarget = new Map()));
-    const same = byTarget.get(target);
-    if (same && same.root !== root) this.problems.push(`double vote: validator ${validator}, target ${target}`);
-    for (const [t, v] of byTarget) {
-      if ((v.source < source && target < t) || (source < v.source && t < target)) {
-        this.problems.push(`surround vote: validator ${validator}, ${source}->${target} and ${v.source}->${t}`);
-      }
-    }
-    byTarget.set(target, {source, root});
-  }
-
-  proposal(proposer: number, slot: number, root: string): void {
-    this.observed.proposals++;
-    let bySlot = this.proposals.get(proposer);
-    if (!bySlot) this.proposals.set(proposer, (bySlot = new Map()));
-    const seen = bySlot.get(slot);
-    if (seen && seen !== root) this.problems.push(`double proposal: proposer ${proposer}, slot ${slot}`);
-    bySlot.set(slot, root);
-  }
-}
-
-/** Follows the event stream of one run until `signal` aborts: attestations and blocks. */
-async function followEvents(url: string, watch: SignatureWatch, signal: AbortSignal): Promise<void> {
-  const res = await fetch(`${url}/eth/v1/events?topics=single_attestation,block`, {signal, headers: {accept: "text/event-stream"}});
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, {stream: true});
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const message = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(message)?.[1];
-      const data = /^data: (.*)$/m.exec(message)?.[1];
-      if (!event || !data) continue;
-      const json = JSON.parse(data);
-      if (event === "single_attestation") {
-        const d = json.data;
-        watch.vote(Number(json.attester_index), Number(d.source.epoch), Number(d.target.epoch), d.beacon_block_root);
-      } else if (event === "block") {
-        const header = await getJson(url, `/eth/v1/beacon/headers/${json.block}`).catch(() => null);
-        if (header?.status === 200) watch.proposal(Number(header.body.data.header.message.proposer_index), Number(json.slot), json.block);
-      }
-    }
-  }
-}
 
 /** REST and JSON-RPC requests, a few at a time, until `signal` aborts. */
 async function load(url: string, rpcUrl: string, counts: {sent: number; failed: number}, signal: AbortSignal): Promise<void> {

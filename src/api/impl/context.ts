@@ -1,5 +1,5 @@
 import type {Attestation, AttesterSlashing, SignedAggregateAndProof, SignedBeaconBlock, altair, bellatrix, capella, deneb, electra, fulu, phase0, LightClientFinalityUpdate, LightClientOptimisticUpdate} from "@lodestar/types";
-import type {ForkName} from "@lodestar/params";
+import {SLOTS_PER_EPOCH, type ForkName} from "@lodestar/params";
 import type {ExecutionPayload, SignedBlindedBeaconBlock} from "@lodestar/types";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import type {BlobsBundle} from "../../execution/engine.ts";
@@ -98,9 +98,20 @@ export function syncState(ctx: ApiContext): {headSlot: number; syncDistance: num
   return {headSlot, syncDistance: Math.max(0, ctx.chain.currentSlot() - headSlot), isSyncing: isNodeSyncing(ctx)};
 }
 
-/** The validator endpoints answer 503 while the node is syncing: their answers would be stale. */
+/** How far behind the clock a syncing node's head may be while it still serves its validators: one epoch, as Lodestar. */
+export const SYNC_TOLERANCE_SLOTS = SLOTS_PER_EPOCH;
+
+/**
+ * The validator endpoints answer 503 while the node is syncing from a head more than an epoch
+ * behind the clock: their answers would be stale. A node syncing another branch from a head that
+ * is current (after a network split heals, its half's branch may lose to the other's) keeps
+ * serving: its duties and attestation data follow its fork choice as the other branch arrives,
+ * and refusing them would stall the whole half's validators while it syncs.
+ */
 export function assertNotSyncing(ctx: ApiContext): void {
-  if (isNodeSyncing(ctx)) throw new ApiError(503, "Beacon node is currently syncing and not serving request on that endpoint");
+  if (!isNodeSyncing(ctx)) return;
+  const {syncDistance} = syncState(ctx);
+  if (syncDistance > SYNC_TOLERANCE_SLOTS) throw new ApiError(503, `Beacon node is currently syncing and not serving request on that endpoint (head ${syncDistance} slots behind)`);
 }
 
 /** Validators must not build on a block whose payload the engine has not validated (sync/optimistic.md): 503 until it has. */

@@ -82,12 +82,16 @@ export class Requester {
     const timer = deadline(this.ctx.timeouts.dialMs, "DIAL_TIMEOUT", "dial and protocol negotiation");
     const combined = signal ? AbortSignal.any([signal, timer.signal]) : timer.signal;
     try {
-      return await this.ctx.libp2p.dialProtocol(
-        peerIdFromString(peer),
+      // only over a connection the peer manager knows: dialing the peer again here (at an address
+      // it announced) would go round the peer manager's choices, and round a network that is down
+      const connection = this.ctx.libp2p.getConnections(peerIdFromString(peer)).find((c) => c.status === "open");
+      if (!connection) throw new ReqRespError("DIAL_ERROR", "not connected to the peer");
+      return await connection.newStream(
         versions.map((v) => v.id),
         {signal: combined}
       );
     } catch (e) {
+      if (e instanceof ReqRespError) throw e;
       if (signal?.aborted) throw new ReqRespError("ABORTED", "request aborted");
       if (timer.signal.aborted) throw timer.signal.reason;
       if ((e as Error).name === "UnsupportedProtocolError") {

@@ -1,5 +1,5 @@
 import {describe, it, expect, beforeAll, afterEach} from "@jest/globals";
-import {SYNC_COMMITTEE_SIZE} from "@lodestar/params";
+import {SLOTS_PER_EPOCH, SYNC_COMMITTEE_SIZE} from "@lodestar/params";
 import type {CachedBeaconStateAltair} from "@lodestar/state-transition";
 import {ssz} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
@@ -86,10 +86,19 @@ describe("duties", () => {
     await request(app).post("/eth/v1/validator/duties/sync/1000").send(["1"]).expect(400);
   });
 
-  it("duties answer 503 while the node is syncing", async () => {
+  it("duties answer 503 while the node syncs from a head more than an epoch behind the clock, and are served within an epoch", async () => {
     t.node.syncing = true;
-    const res = await request(app).get("/eth/v1/validator/duties/proposer/0").expect(503);
-    expect(res.body.code).toBe(503);
+    t.chain.slot = SLOTS_PER_EPOCH + 1; // the head is at slot 0
+    try {
+      const res = await request(app).get("/eth/v1/validator/duties/proposer/0").expect(503);
+      expect(res.body.code).toBe(503);
+      expect(res.body.message).toMatch(/currently syncing/);
+      // a node syncing another branch from a current head (a split network healing) keeps serving its validators
+      t.chain.slot = SLOTS_PER_EPOCH;
+      await request(app).get("/eth/v1/validator/duties/proposer/0").expect(200);
+    } finally {
+      t.chain.slot = 0;
+    }
   });
 });
 

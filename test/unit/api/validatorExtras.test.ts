@@ -1,5 +1,5 @@
 import {describe, it, expect, beforeAll, afterEach} from "@jest/globals";
-import {DOMAIN_APPLICATION_BUILDER} from "@lodestar/params";
+import {DOMAIN_APPLICATION_BUILDER, SLOTS_PER_EPOCH} from "@lodestar/params";
 import {computeDomain, computeSigningRoot, interopSecretKey} from "@lodestar/state-transition";
 import {ssz, type bellatrix} from "@lodestar/types";
 import request from "supertest";
@@ -50,9 +50,14 @@ describe("getLiveness", () => {
     await request(app).post("/eth/v1/validator/liveness/3").send(["x"]).expect(400);
   });
 
-  it("answers 503 while syncing", async () => {
+  it("answers 503 while syncing from a head more than an epoch behind", async () => {
     t.node.syncing = true;
-    await request(app).post("/eth/v1/validator/liveness/0").send(["1"]).expect(503);
+    t.chain.slot = 2 * SLOTS_PER_EPOCH;
+    try {
+      await request(app).post("/eth/v1/validator/liveness/0").send(["1"]).expect(503);
+    } finally {
+      t.chain.slot = 0;
+    }
   });
 
   it("the record: proposers in their block's epoch, attesters in the target epoch, only the last few epochs kept", () => {

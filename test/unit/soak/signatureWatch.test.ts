@@ -1,5 +1,5 @@
 import {describe, expect, it} from "@jest/globals";
-import {SignatureWatch} from "../../soak/soak.ts";
+import {SignatureWatch} from "../../soak/signatureWatch.ts";
 
 /** The soak's outside check of slashable signatures: the phase0 spec's is_slashable_attestation_data and double proposals. */
 describe("soak signature watch", () => {

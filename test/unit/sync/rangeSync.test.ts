@@ -34,8 +34,11 @@ const honestUpTo =
   };
 const honest = honestUpTo(HEAD);
 
-/** Peers that answer as `serve` says, with the source's head in their status; records every request and report. */
-function fakePeers(target: ChainEnv, serves: Record<string, Serve>, headSlot = HEAD) {
+/**
+ * Peers that answer as `serve` says, with the source's head in their status (or what `statuses`
+ * changes of it, peer by peer); records every request and report.
+ */
+function fakePeers(target: ChainEnv, serves: Record<string, Serve>, headSlot = HEAD, statuses: Record<string, Partial<Status>> = {}) {
   const status: Status = {
     forkDigest: new Uint8Array(4),
     finalizedRoot: source.chain.getFinalizedCheckpoint().root,
@@ -47,8 +50,9 @@ function fakePeers(target: ChainEnv, serves: Record<string, Serve>, headSlot = H
   const reports: {peer: string; action: PeerAction; reason: string}[] = [];
   const sync: RangeSync = new RangeSync({
     chain: target.chain,
-    syncPeers: () => Object.keys(serves).map((peerId) => ({peerId, status})),
+    syncPeers: () => Object.keys(serves).map((peerId) => ({peerId, status: {...status, ...statuses[peerId]}})),
     report: (peer, action, reason) => void reports.push({peer, action, reason}),
+    hasBlock: (root) => target.chain.forkChoice.hasBlock(root),
     fetchBlocksByRange: async (peer, startSlot, count) => {
       const request = {peer, startSlot, count, syncing: false, target: 0};
       requests.push(request);
@@ -77,6 +81,16 @@ async function hasEveryBlock(env: ChainEnv, blocks: SignedBeaconBlock[]): Promis
     if (!(await env.chain.getBlockByRoot(env.config.getForkTypes(b.message.slot).BeaconBlock.hashTreeRoot(b.message)))) return false;
   }
   return true;
+}
+
+/** The source's blocks up to `forkSlot` - 1 on `env`, then a block of its own at `forkSlot` (another graffiti, so not the source's); returns its import result. */
+async function forkAt(env: ChainEnv, forkSlot: number) {
+  for (const block of sourceBlocks.slice(0, forkSlot - 1)) await env.chain.importBlock(block);
+  env.setTime(forkSlot, 100);
+  const proposer = (await env.chain.getHeadStateAtEpoch(computeEpochAtSlot(forkSlot))).epochCtx.getBeaconProposer(forkSlot);
+  const randaoReveal = env.sign(proposer, computeSigningRoot(ssz.Epoch, computeEpochAtSlot(forkSlot), env.config.getDomain(forkSlot, DOMAIN_RANDAO)));
+  const {block} = await env.chain.produceBlock({slot: forkSlot, randaoReveal, graffiti: new Uint8Array(32).fill(0x42)});
+  return env.chain.importBlock(env.signBlock(block));
 }
 
 describe("RangeSync over a real chain", () => {
@@ -211,13 +225,7 @@ describe("RangeSync over a real chain", () => {
 
   it("when our head is on a branch the peers lack, starts again from the finalized checkpoint", async () => {
     const FORK_SLOT = 37;
-    for (const block of sourceBlocks.slice(0, FORK_SLOT - 1)) await target.chain.importBlock(block);
-    // our own block at FORK_SLOT: the same proposer, another graffiti, so not the source's block
-    target.setTime(FORK_SLOT, 100);
-    const proposer = (await target.chain.getHeadStateAtEpoch(computeEpochAtSlot(FORK_SLOT))).epochCtx.getBeaconProposer(FORK_SLOT);
-    const randaoReveal = target.sign(proposer, computeSigningRoot(ssz.Epoch, computeEpochAtSlot(FORK_SLOT), target.config.getDomain(FORK_SLOT, DOMAIN_RANDAO)));
-    const {block} = await target.chain.produceBlock({slot: FORK_SLOT, randaoReveal, graffiti: new Uint8Array(32).fill(0x42)});
-    const ours = await target.chain.importBlock(target.signBlock(block));
+    const ours = await forkAt(target, FORK_SLOT);
     expect(ours.isHead).toBe(true);
     expect(target.chain.forkChoice.hasBlock(toRootHex(source.config.getForkTypes(FORK_SLOT).BeaconBlock.hashTreeRoot(sourceBlocks[FORK_SLOT - 1].message)))).toBe(false);
     target.setTime(HEAD, 500);
@@ -234,5 +242,54 @@ describe("RangeSync over a real chain", () => {
     expect(await hasEveryBlock(target, sourceBlocks)).toBe(true);
     expect(headRootHex(target)).toBe(headRootHex(source));
     expect(reports).toEqual([]);
+  });
+
+  it("follows one branch: a peer on another head serves only batches within its finalized part, and is not blamed for the branches differing", async () => {
+    // a peer of the other half of a split network: the same finalized checkpoint, another head a few slots lower
+    const finalizedSlot = computeStartSlotAtEpoch(source.chain.getFinalizedCheckpoint().epoch);
+    expect(finalizedSlot).toBeGreaterThanOrEqual(BATCH_SLOTS);
+    const otherBranch: Serve = async (start, count) =>
+      (await honest(start, count)).map((b) => {
+        if (b.message.slot <= finalizedSlot) return b;
+        // its own blocks above the finalized checkpoint: valid ones of another branch would not link to ours either
+        const message = copyBlock(source.config, b.message);
+        message.body.graffiti = new Uint8Array(32).fill(0x55);
+        return source.signBlock(message);
+      });
+    const other = {headRoot: new Uint8Array(32).fill(0xbb), headSlot: HEAD - 3};
+    // x second: taking batches in turn over every peer ahead, it would be asked for the second batch, above its finalized part
+    const {sync, status, requests, reports} = fakePeers(target, {a: honest, x: otherBranch, b: honest}, HEAD, {x: other});
+
+    expect(await syncRound(sync, status)).toBe(HEAD);
+
+    expect(headRootHex(target)).toBe(headRootHex(source));
+    expect(reports).toEqual([]);
+    // the other branch's peer is asked for the shared, finalized part only
+    expect(requests.filter((r) => r.peer === "x").every((r) => r.startSlot + r.count - 1 <= finalizedSlot)).toBe(true);
+    expect(requests.filter((r) => r.startSlot > 1).length).toBeGreaterThan(0);
+  });
+
+  it("a branch we lack with a head no higher than ours (lookups by root gave up on it): onUnknownBranch syncs it; a peer whose head we have starts nothing", async () => {
+    const FORK_SLOT = 37;
+    await forkAt(target, FORK_SLOT);
+    target.setTime(FORK_SLOT + 1, 500);
+    const sourceRoot = source.config.getForkTypes(FORK_SLOT).BeaconBlock.hashTreeRoot(sourceBlocks[FORK_SLOT - 1].message);
+
+    // the other half's peer: its head at the same slot as ours, on its own branch
+    const {sync, status, requests, reports} = fakePeers(target, {other: honestUpTo(FORK_SLOT)}, FORK_SLOT, {other: {headRoot: sourceRoot, headSlot: FORK_SLOT}});
+    sync.onPeerStatus({...status, headRoot: sourceRoot, headSlot: FORK_SLOT});
+    expect(sync.isSyncing()).toBe(false);
+
+    const done = once(sync, "done");
+    sync.onUnknownBranch();
+    expect(sync.isSyncing()).toBe(true);
+    await within(done, 30_000, "range sync done");
+    expect(target.chain.forkChoice.hasBlock(toRootHex(sourceRoot))).toBe(true);
+    expect(requests.length).toBeGreaterThan(0);
+    expect(reports).toEqual([]);
+
+    // now we have its head: nothing more to sync from it
+    sync.onUnknownBranch();
+    expect(sync.isSyncing()).toBe(false);
   });
 });

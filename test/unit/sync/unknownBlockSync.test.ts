@@ -33,6 +33,7 @@ function syncWith(answer: Answer) {
   const requests: string[][] = [];
   const imported: number[] = [];
   const reports: {peer: string; action: PeerAction; reason: string}[] = [];
+  const handedToRangeSync: string[] = [];
   let onReport: () => void = () => undefined;
   const sync = new UnknownBlockSync({
     chain: {
@@ -52,9 +53,10 @@ function syncWith(answer: Answer) {
       reports.push({peer, action, reason});
       onReport();
     },
+    tooFarBehind: (peer) => void handedToRangeSync.push(peer),
   });
   const reported = new Promise<void>((resolve) => (onReport = resolve));
-  return {sync, requests, imported, reports, reported};
+  return {sync, requests, imported, reports, reported, handedToRangeSync};
 }
 
 /** Resolves once the target's head is `block`. */
@@ -105,9 +107,9 @@ describe("UnknownBlockSync over a real chain", () => {
     expect(imported).toEqual([]);
   });
 
-  it("leaves a block with more than 16 unknown ancestors to range sync: 16 fetched, nothing imported, nobody reported", async () => {
+  it("leaves a block with more than 16 unknown ancestors to range sync (and tells it): 16 fetched, nothing imported, nobody reported", async () => {
     // the target has 1..3: the block at 21 has 17 unknown ancestors (4..20)
-    const {sync, requests, imported, reports} = syncWith(honest);
+    const {sync, requests, imported, reports, handedToRangeSync} = syncWith(honest);
     sync.onUnknownParent(bySlot(21), "peer");
     for (let i = 0; i < 20 && requests.length < 16; i++) await settle();
     await settle();
@@ -116,16 +118,18 @@ describe("UnknownBlockSync over a real chain", () => {
     expect(imported).toEqual([]);
     expect(reports).toEqual([]);
     expect(target.chain.getHead().slot).toBe(3);
+    expect(handedToRangeSync).toEqual(["peer"]);
   });
 
   it("fetches and imports exactly 16 unknown ancestors", async () => {
-    const {sync, requests, imported, reports} = syncWith(honest);
+    const {sync, requests, imported, reports, handedToRangeSync} = syncWith(honest);
     const head = headBecomes(bySlot(20));
     sync.onUnknownParent(bySlot(20), "peer");
     await within(head, 20_000, "block 20 as head");
     expect(requests).toHaveLength(16);
     expect(imported).toEqual(Array.from({length: 17}, (_, i) => 4 + i));
     expect(reports).toEqual([]);
+    expect(handedToRangeSync).toEqual([]);
   });
 
   it("ignores a block already being resolved", async () => {

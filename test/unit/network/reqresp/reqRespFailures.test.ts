@@ -212,6 +212,24 @@ describe("req/resp failures", () => {
     await expectCode(reqA.ping(C(), BigInt(1), controller.signal), "ABORTED");
   });
 
+  it("a known peer whose connection closed is not dialled again by a request (a cut link stays cut): DIAL_ERROR", async () => {
+    const d = await createNode();
+    const reqD = reqRespOn(d, chainHandlers([], statusOf(2), 7).handlers, []);
+    await reqD.start();
+    try {
+      await a.dial(d.getMultiaddrs()[0]);
+      expect(await reqA.ping(d.peerId.toString(), BigInt(1))).toBe(BigInt(7));
+      // A knows D's address (its peer store keeps it), but the connection is gone
+      await a.hangUp(d.peerId);
+      expect((await a.peerStore.get(d.peerId)).addresses.length).toBeGreaterThan(0);
+      await expectCode(reqA.ping(d.peerId.toString(), BigInt(1)), "DIAL_ERROR", "not connected");
+      expect(a.getConnections(d.peerId)).toEqual([]);
+    } finally {
+      await reqD.stop();
+      await d.stop();
+    }
+  });
+
   it("refuses to send requests the spec does not allow", async () => {
     await expectCode(reqA.beaconBlocksByRange(B(), {startSlot: 0, count: 129, step: 1}), "BAD_REQUEST_ARGUMENT", "exceeds the 128");
     await expectCode(reqA.beaconBlocksByRoot(B(), Array.from({length: 129}, () => new Uint8Array(32))), "BAD_REQUEST_ARGUMENT");
