@@ -26,9 +26,24 @@ const poolAggregate = (ctx: SampleContext): Promise<Json> =>
   });
 
 /** A contribution the pool can make now: the head's sync committee messages, well into a slot. */
+/**
+ * A slot, subcommittee and block root the pool holds a contribution for: the node's validators
+ * sign the head of each slot a third into it, but on a loaded machine their messages (or the
+ * slot's block) can come late, so a few slots are tried, each for its head and its parent.
+ */
 async function contributionQuery(ctx: SampleContext): Promise<Record<string, string | number>> {
-  const slot = await ctx.nextSlotAt(0.6);
-  return {slot, subcommittee_index: 0, beacon_block_root: (await ctx.head()).root};
+  let query: Record<string, string | number> = {};
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const slot = await ctx.nextSlotAt(0.6);
+    const head = await ctx.head();
+    const parent = (await ctx.get(`/eth/v1/beacon/headers/${head.root}`)) as {header: {message: {parent_root: string}}};
+    for (const root of [head.root, parent.header.message.parent_root]) {
+      query = {slot, subcommittee_index: 0, beacon_block_root: root};
+      const search = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
+      if ((await fetch(`${ctx.baseUrl}/eth/v1/validator/sync_committee_contribution?${search}`)).status === 200) return query;
+    }
+  }
+  return query;
 }
 
 export const validatorSamples: Record<string, Sample> = {
