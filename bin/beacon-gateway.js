@@ -34,4 +34,5 @@ else if (args[0] !== "validator" && args[0] !== "compat") {
 }
 
 const {main} = await import(entryUrl(ROOT, "src/cli/main.ts", fromBuild));
-process.exitCode = await main(args);
+// the legacy JSON-RPC interface (compat/: `compat`, `node --rpc`) joins the command line here: nothing in src/ imports it
+process.exitCode = await main(args, {compat: () => import(entryUrl(ROOT, "compat/commands.ts", fromBuild))});

@@ -16,7 +16,7 @@ import {observeBuilder} from "./builder/metrics.ts";
 import {fromHex} from "@lodestar/utils";
 import {initChain} from "./chain/init.ts";
 import {BlsWorkerPool} from "./bls/workerPool.ts";
-import {loadKzg} from "./chain/blobs/kzg.ts";
+import {loadKzg} from "./kzg/kzg.ts";
 import type {BeaconChain} from "./chain/beaconChain.ts";
 import {getLogger, initLogging} from "./log.ts";
 import type {NodeOptions} from "./cli/options.ts";
@@ -24,7 +24,7 @@ import {graffitiFromText} from "./graffiti.ts";
 import {NodeSettings} from "./nodeSettings.ts";
 import {NodeIdentity, loadOrCreateNodeKey} from "./network/identity.ts";
 import {startNetwork} from "./network/index.ts";
-import {readGenesisStateFile} from "./chain/genesis.ts";
+import {readGenesisStateFile, readStateBytesHeader} from "./chain/genesis.ts";
 import {fetchCheckpointAnchor} from "./sync/checkpointSync.ts";
 import {applyRequestLimits, inProcessTransport, startRestServer} from "./api/server/index.ts";
 import {createApiClient, type Transport} from "./api/client.ts";
@@ -102,7 +102,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   // the KZG trusted setup takes a second or two to load: at start, not at the first blob (after the checkpoint: a refused one exits sooner)
   if (Number.isFinite(chainConfig.DENEB_FORK_EPOCH)) loadKzg();
   try {
-    if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
+    if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState && readStateBytesHeader(genesisState), checkpoint, log);
   } catch (e) {
     await release(e);
   }

@@ -266,6 +266,7 @@ export class BeaconChain implements IBeaconChain {
   getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null> { return this.reads.getCanonicalBlockRootAtSlot(slot); }
   getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null> { return this.reads.getBlobSidecars(blockRoot); }
   getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]> { return this.reads.getDataColumnSidecars(blockRoot, columns); }
+  getDataColumnSidecarBytes(blockRoot: Root, column: number): Promise<Uint8Array | null> { return this.reads.getDataColumnSidecarBytes(blockRoot, column); }
   blobsOfColumns(columns: fulu.DataColumnSidecar[]): Promise<Uint8Array[]> { return this.dataAvailability.columnSources.blobsOf(columns); }
 
   isCanonical(blockRoot: Root): boolean {

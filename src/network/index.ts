@@ -6,7 +6,7 @@ import type {SignedBeaconBlock} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import type {BeaconChain} from "../chain/beaconChain.ts";
-import type {NetworkContext, NetworkPeer} from "../api/impl/context.ts";
+import type {NetworkContext, NetworkPeer} from "./networkContext.ts";
 import {getLogger} from "../log.ts";
 import type {OperationPools} from "../pools/index.ts";
 import {RangeSync} from "../sync/rangeSync.ts";
