@@ -35,4 +35,7 @@ else if (args[0] !== "validator" && args[0] !== "compat") {
 
 const {main} = await import(entryUrl(ROOT, "src/cli/main.ts", fromBuild));
 // the legacy JSON-RPC interface (compat/: `compat`, `node --rpc`) joins the command line here: nothing in src/ imports it
-process.exitCode = await main(args, {compat: () => import(entryUrl(ROOT, "compat/commands.ts", fromBuild))});
+const exitCode = await main(args, {compat: () => import(entryUrl(ROOT, "compat/commands.ts", fromBuild))});
+// a command that failed may leave work it started behind (timers, sockets, workers): exit now, never hang
+if (exitCode !== 0) process.exit(exitCode);
+process.exitCode = exitCode;

@@ -9,6 +9,8 @@ import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging, parseLogDirective} from "../log.ts";
 import {useFastestHasher} from "../hasher.ts";
 import {DbDamagedError} from "../db/damage.ts";
+import {checkPortsFree} from "../ports.ts";
+import {nodePortClaims} from "./nodePorts.ts";
 
 const USAGE = `Usage: beacon-gateway <command> [options]
 
@@ -26,8 +28,8 @@ Commands:
               find and repair a damaged database (see: beacon-gateway db check --help)
 `;
 
-/** Errors whose message says all a user needs (src/validator/keys, src/sync/weakSubjectivity.ts). */
-const USER_REFUSALS: ReadonlySet<string> = new Set(["KeyLoadError", "StartRefused"]);
+/** Errors whose message says all a user needs (src/validator/keys, src/sync/weakSubjectivity.ts, src/ports.ts). */
+const USER_REFUSALS: ReadonlySet<string> = new Set(["KeyLoadError", "StartRefused", "PortUnavailable"]);
 
 /**
  * The legacy JSON-RPC interface's part of the command line (compat/commands.ts): the `compat`
@@ -106,6 +108,8 @@ async function runNode(args: string[], compat: CompatLoader | undefined): Promis
     process.stdout.write(NODE_HELP);
     return 0;
   }
+  // a taken port refuses the start now, in one line, before the node's modules load
+  await checkPortsFree(nodePortClaims(opts));
   const {startNode} = await import("../node.ts");
   const node = await startNode(opts);
   // the JSON-RPC layer (compat/) is handed in by the launcher: the node itself knows nothing of it
