@@ -131,7 +131,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const privateKey = await loadOrCreateNodeKey(networkDir);
   const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
   // the network's built-in bootnodes, and those of --bootnodes
-  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, {...opts, bootnodes: bootnodesOf(opts.network, opts.bootnodes)});
+  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, custodyStore: db.chainMeta.custodyGroupCount, metrics}, {...opts, bootnodes: bootnodesOf(opts.network, opts.bootnodes)});
   if (metrics && builder) observeBuilder(metrics.registry, builder);
   const stopObservingChain = metrics ? observeChain(metrics.registry, chain, () => network.api.peers().filter((p) => p.state === "connected").length) : null;
 
