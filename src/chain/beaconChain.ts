@@ -22,7 +22,6 @@ import {LightClientServer} from "./lightClient/server.ts";
 import {payloadAttributesEvent} from "./payloadAttributes.ts";
 import {headEvent, reorgEvent} from "./headEvents.ts";
 import {produceBlock} from "./produceBlock.ts";
-import type {BlockBuilder} from "./builderChoice.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
@@ -34,39 +33,12 @@ import {attestationDataOnHead} from "./attestationData.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {type FinalizationDeps, finalizeCheckpoint} from "./finalization.ts";
 import {type ImportDeps, importBlock} from "./importBlock.ts";
+import type {ChainAnchor, ChainOptions} from "./chainOptions.ts";
 import {emitBlobSidecarEvents, emitColumnSidecarEvents} from "./blobs/sidecarEvents.ts";
-import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
 
 const log = getLogger("chain");
 const PROPOSER_SCORE_BOOST = 40;
 const DEFAULT_STATE_CACHE_BYTES = 2048 * 1024 * 1024;
-
-export interface ChainOptions {
-  /** the node's graffiti setting, read at block production time */
-  graffiti: () => Uint8Array;
-  /** fee recipient of a proposer (registered through prepare_beacon_proposer, or the default) */
-  feeRecipientOf: (validatorIndex: number) => Uint8Array;
-  /** with `--builder`: the external block builder proposals may take their payload from */
-  builder?: BlockBuilder | null;
-  /** the state cache's budget (default 2 GiB) */
-  stateCacheBytes?: number;
-  /** how long a block waits for its blobs or columns before peers are asked (default: a slot, at most 4 s) */
-  dataAvailabilityWaitMs?: number;
-  /** how that wait sleeps (a timer unless given: tests pass one that moves their clock) */
-  dataAvailabilitySleep?: (ms: number) => Promise<void>;
-  /** delete sidecars of finalized blocks past their retention window (default: true) */
-  pruneSidecars?: boolean;
-  /** with --metrics: the time of each stage of a block import */
-  blockImportTimes?: NodeMetrics["blockImport"];
-  /** checks blocks' and submissions' signatures (default: on the calling thread; the node passes its worker pool) */
-  verifier?: SignatureVerifier;
-}
-
-export interface ChainAnchor {
-  state: CachedBeaconStateAllForks;
-  blockRoot: Root;
-  executionBlockHash: Uint8Array | null;
-}
 
 export class BeaconChain implements IBeaconChain {
   readonly emitter = new EventEmitter<ChainEvents>();

@@ -14,7 +14,8 @@ import type {Clock} from "../clock/clock.ts";
 import type {BeaconDb} from "../db/beaconDb.ts";
 import type {ExecutionEngine} from "../execution/engine.ts";
 import {getLogger} from "../log.ts";
-import {BeaconChain, type ChainAnchor, type ChainOptions} from "./beaconChain.ts";
+import {BeaconChain} from "./beaconChain.ts";
+import type {ChainAnchor, ChainOptions} from "./chainOptions.ts";
 import {BlockError} from "./interface.ts";
 import {createInteropGenesisState, genesisStateFromBytes, readStateBytesHeader} from "./genesis.ts";
 
