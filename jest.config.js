@@ -13,4 +13,5 @@ export default {
   // Our own code uses @chainsafe/blst, never @chainsafe/bls: only the light client is affected.
   moduleNameMapper: {"^@chainsafe/bls$": "<rootDir>/node_modules/@chainsafe/bls/lib/herumi/index.js"},
   reporters: ["default", "<rootDir>/scripts/summary-reporter.js"],
+  testSequencer: "<rootDir>/scripts/test-sequencer.js",
 };

@@ -10,6 +10,7 @@
 import {connect, type Socket} from "node:net";
 import {fileURLToPath} from "node:url";
 import {fuzz, startFuzzTarget} from "./fuzz.ts";
+import {OUR_NAME, measuredMachineLine} from "./machine.ts";
 import {BLOCK_DELAY_BUCKETS} from "../src/metrics/chainMetrics.ts";
 import {parseExposition, sampleValue} from "../test/prometheusText.ts";
 
@@ -106,6 +107,8 @@ function quantileBound(before: number[], after: number[], q: number): {bound: st
 }
 
 async function main(): Promise<void> {
+  // the machine, and the bare server's rate on it now, before the node starts
+  const machine = await measuredMachineLine();
   const {node, target, remove} = await startFuzzTarget(["--seconds-per-slot", String(SECONDS_PER_SLOT), "--metrics", "--metrics-port", "0"]);
   try {
     const metricsLine = await node.waitForLog((l) => l.msg === "metrics listening", 30_000, "metrics to listen");
@@ -151,7 +154,8 @@ async function main(): Promise<void> {
     const p50 = quantileBound(before, after, 0.5);
     const p99 = quantileBound(before, after, 0.99);
     const max = quantileBound(before, after, 1);
-    console.log(`\n${SECONDS} s of abuse, 4 s slots, slots ${startSlot + 1}–${endSlot}`);
+    console.log(`\n${OUR_NAME}; ${machine}`);
+    console.log(`${SECONDS} s of abuse, 4 s slots, slots ${startSlot + 1}–${endSlot}`);
     console.log(`blocks imported: ${p99.count}; delay from slot start: p50 ${p50.bound}, p99 ${p99.bound}, max ${max.bound}; missed slots: ${missed}`);
     console.log(`fuzz: ${report.requests} requests, ${report.serverErrors} 5xx, crashed: ${report.crashed}, RSS +${report.rssMaxGrowthMb.toFixed(0)} MB; answers ${JSON.stringify(report.byStatus)}`);
     for (const c of cases) console.log(`${c.name}: ${c.rounds} rounds, answers ${JSON.stringify(c.statuses)}`);

@@ -10,8 +10,10 @@ import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {ChildProcess} from "node:child_process";
 import {CEILING_SERVER, CONNECTIONS, DURATION_S, HOST, WARMUP_S, type Measurement, type Target, chainClock, measure, startServer, stop, waitForHeadSlot} from "./harness.ts";
-import {freePort, rssMiB, startPeer} from "./peer.ts";
+import {freePort, peerName, rssMiB, startPeer} from "./peer.ts";
 import {printComparison, type Runs} from "./comparison.ts";
+import {runMix} from "./apiMix.ts";
+import {OUR_NAME, machineLine} from "./machine.ts";
 
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
 /** the dev chains need a few slots before every endpoint has something to answer */
@@ -21,6 +23,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PEER_DIR = process.env.BENCH_PEER;
 /** only the endpoints whose name holds this text */
 const ONLY = process.env.BENCH_ONLY;
+/** `BENCH_MIX=0`: the single endpoints only; `BENCH_MIX=only`: the realistic mix only (bench/apiMix.ts) */
+const MIX = process.env.BENCH_MIX ?? "1";
 /**
  * While one server is measured, the other beacon nodes are stopped (SIGSTOP, then SIGCONT): each
  * runs its own chain, and a slot's work of the other (Lodestar's comes in bursts of 100-160 ms of
@@ -30,7 +34,10 @@ const ONLY = process.env.BENCH_ONLY;
 const PAUSE_OTHERS = process.env.BENCH_PAUSE_OTHERS !== "0";
 
 interface Server {
+  /** short, for the columns */
   name: string;
+  /** with its version and the Node.js it runs on, for the headings */
+  fullName: string;
   base: string;
   pid: number;
   clock: () => {slot: number; epoch: number};
@@ -81,11 +88,11 @@ async function main(): Promise<void> {
     const networkArgs = ["--listen-address", HOST, "--tcp-port", "0", "--no-quic", "--no-discovery"];
     const node = await startServer([...nodeArgs, ...chainArgs, ...networkArgs], "REST API listening");
     procs.push(node.proc);
-    const servers: Server[] = [{name: "beacon-gateway", base: `http://${HOST}:${node.port}`, pid: node.proc.pid!, clock: () => ({slot: 0, epoch: 0})}];
+    const servers: Server[] = [{name: "beacon-gateway", fullName: OUR_NAME, base: `http://${HOST}:${node.port}`, pid: node.proc.pid!, clock: () => ({slot: 0, epoch: 0})}];
     if (PEER_DIR) {
       const peer = await startPeer(PEER_DIR, {restPort: await freePort(), p2pPort: await freePort(), validators: VALIDATORS});
       procs.push(peer.proc);
-      servers.push({name: "Lodestar 1.5.1", base: peer.base, pid: peer.proc.pid!, clock: () => ({slot: 0, epoch: 0})});
+      servers.push({name: "Lodestar 1.5.1", fullName: await peerName(peer.base, PEER_DIR), base: peer.base, pid: peer.proc.pid!, clock: () => ({slot: 0, epoch: 0})});
     }
     console.log(`waiting for slot ${MIN_HEAD_SLOT} on ${servers.map((s) => `${s.name} (${s.base})`).join(" and ")}…`);
     for (const server of servers) {
@@ -97,9 +104,11 @@ async function main(): Promise<void> {
     // answers over 1 KiB are measured beside a bare server answering as many bytes
     const sizes = await Promise.all(targets(servers[0].clock).map(async (t) => answerBytes(servers[0].base, t)));
     const runs: Runs = {ceiling: [], byTarget: new Map()};
-    for (let round = 1; round <= ROUNDS; round++) {
+    const ceilingBase = `http://${HOST}:${ceilingServer.port}`;
+    const measureCeiling = () => withOthersStopped(servers, undefined, () => measure(ceilingBase, {name: "bare node:http (ceiling)", path: "/"}, ceilingServer.proc.pid));
+    for (let round = 1; round <= (MIX === "only" ? 0 : ROUNDS); round++) {
       console.log(`round ${round} of ${ROUNDS}`);
-      runs.ceiling.push(await withOthersStopped(servers, undefined, () => measure(`http://${HOST}:${ceilingServer.port}`, {name: "bare node:http (ceiling)", path: "/"}, ceilingServer.proc.pid)));
+      runs.ceiling.push(await measureCeiling());
       const perServer = servers.map((s) => targets(s.clock));
       for (let i = 0; i < perServer[0].length; i++) {
         const target = perServer[0][i];
@@ -111,10 +120,21 @@ async function main(): Promise<void> {
         if (bytes) row.ceiling.push(await withOthersStopped(servers, undefined, () => measure(`http://${HOST}:${ceilingServer.port}`, {name: "ceiling", path: `/?bytes=${bytes}`}, ceilingServer.proc.pid)));
       }
     }
+    if (runs.ceiling.length === 0) runs.ceiling.push(await measureCeiling());
+    const heading = [
+      `servers: ${servers.map((s) => s.fullName).join("; ")}; each chain: bellatrix, minimal preset, ${VALIDATORS} validators, 4 s slots`,
+      machineLine(runs.ceiling.reduce((sum, m) => sum + m.rps, 0) / runs.ceiling.length),
+    ];
+    if (MIX !== "only") {
+      printComparison(runs, servers.map((s) => s.name), heading);
+      console.log(`${CONNECTIONS} connections, ${DURATION_S} s per endpoint and round after ${WARMUP_S} s unmeasured, ${ROUNDS} rounds, loopback ${HOST}; latency in whole ms.`);
+    }
+    if (MIX !== "0") {
+      console.log("\nthe realistic mix…");
+      await runMix(servers, {name: "bare node:http", base: ceilingBase, pid: ceilingServer.proc.pid!}, (measured, run) => withOthersStopped(servers, measured as Server | undefined, run), heading);
+    }
     const rssAfter = servers.map((s) => rssMiB(s.pid));
-    printComparison(runs, servers.map((s) => s.name));
     console.log(`\nRSS before and after the load: ${servers.map((s, i) => `${s.name} ${rssBefore[i]} → ${rssAfter[i]} MiB`).join("; ")}`);
-    console.log(`${CONNECTIONS} connections, ${DURATION_S} s per endpoint and round after ${WARMUP_S} s unmeasured, ${ROUNDS} rounds, loopback ${HOST}; latency in whole ms.`);
   } finally {
     for (const proc of procs.reverse()) await stop(proc);
     rmSync(dataDir, {recursive: true, force: true});

@@ -31,8 +31,10 @@ export interface Measurement {
   rps: number;
   p50: number;
   p99: number;
-  /** non-2xx answers and connection errors */
+  /** requests without an answer: connection errors and timeouts */
   failed: number;
+  /** answers with a status other than 2xx */
+  non2xx: number;
   /** response bytes per second (headers and bodies) */
   bytesPerSecond: number;
   /** the server's CPU time (user and system) per request, in µs, when its process id was given */
@@ -104,7 +106,7 @@ export async function waitForHeadSlot(base: string, minSlot: number): Promise<vo
 }
 
 /** a process's CPU time (user and system) so far, in µs, from /proc (Linux: 100 ticks a second) */
-function cpuMicros(pid: number): number {
+export function cpuMicros(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
@@ -122,7 +124,7 @@ export async function measure(base: string, target: Target, pid?: number): Promi
   const cpuBefore = pid === undefined ? 0 : cpuMicros(pid);
   const result = await autocannon({...options, duration: DURATION_S});
   const cpuUsPerRequest = pid === undefined ? undefined : (cpuMicros(pid) - cpuBefore) / Math.max(1, result.requests.total);
-  return {name: target.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors, bytesPerSecond: result.throughput.average, cpuUsPerRequest};
+  return {name: target.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.errors + result.timeouts, non2xx: result.non2xx, bytesPerSecond: result.throughput.average, cpuUsPerRequest};
 }
 
 /** autocannon's latency histogram counts whole milliseconds */
@@ -136,7 +138,7 @@ export function printColumns(header: string[], lines: string[][], leftAligned: n
 }
 
 export function printTable(ceiling: Measurement, rows: Measurement[]): void {
-  const header = ["endpoint", "req/s", "p50 ms", "p99 ms", "MB/s", "of ceiling", "failed"];
+  const header = ["endpoint", "req/s", "p50 ms", "p99 ms", "MB/s", "of ceiling", "failed", "non-2xx"];
   const lines = [ceiling, ...rows].map((m) => [
     m.name,
     m.rps.toFixed(0),
@@ -145,7 +147,8 @@ export function printTable(ceiling: Measurement, rows: Measurement[]): void {
     (m.bytesPerSecond / 1e6).toFixed(1),
     m === ceiling ? "1.00" : (m.rps / ceiling.rps).toFixed(3),
     String(m.failed),
+    String(m.non2xx),
   ]);
   printColumns(header, lines);
-  console.log(`\n${CONNECTIONS} connections, ${DURATION_S} s per endpoint after ${WARMUP_S} s unmeasured, loopback ${HOST}; latency in whole ms; "failed": non-2xx answers and errors.`);
+  console.log(`\n${CONNECTIONS} connections, ${DURATION_S} s per endpoint after ${WARMUP_S} s unmeasured, loopback ${HOST}; latency in whole ms; "failed": no answer (connection errors, timeouts); "non-2xx": answered with another status.`);
 }

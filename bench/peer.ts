@@ -1,7 +1,7 @@
 // The Lodestar 1.5.1 peer (../shared/peers/lodestar-1.5.1, installed with its `npm run setup`),
 // started for a side-by-side benchmark on its own dev chain: bellatrix, minimal preset, 4 s slots,
 // its validators in-process. It needs Node 20, the machine's /usr/bin/node (see its README).
-import {spawn, type ChildProcess} from "node:child_process";
+import {execFileSync, spawn, type ChildProcess} from "node:child_process";
 import {openSync, readFileSync} from "node:fs";
 import {createServer} from "node:net";
 import {join} from "node:path";
@@ -48,6 +48,23 @@ export async function startPeer(dir: string, opts: PeerOptions): Promise<{proc: 
     if (Date.now() > deadline) throw new Error(`the peer did not answer on ${base}`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/** Release years of the peer versions benches have run, for the tables' names of the peer. */
+const RELEASED: Record<string, number> = {"1.5.1": 2023};
+
+/**
+ * The peer as every table names it: the client its own `/eth/v1/node/version` names, the version
+ * of its installed `@lodestar/beacon-node` (the node answers "Lodestar/dev" when started from a
+ * script, as start.mjs does), its release year, and the Node.js it runs on, e.g.
+ * "Lodestar 1.5.1 (2023, Node 20.20.2)".
+ */
+export async function peerName(base: string, dir: string): Promise<string> {
+  const answer = ((await (await fetch(`${base}/eth/v1/node/version`)).json()) as {data: {version: string}}).data.version;
+  const client = answer.split("/")[0] || "unknown client";
+  const version = (JSON.parse(readFileSync(join(dir, "node_modules/@lodestar/beacon-node/package.json"), "utf8")) as {version: string}).version;
+  const node = execFileSync(PEER_NODE, ["--version"], {encoding: "utf8"}).trim().replace(/^v/, "");
+  return `${client} ${version} (${RELEASED[version] ? `${RELEASED[version]}, ` : ""}Node ${node})`;
 }
 
 /** A TCP port free on loopback now. */

@@ -4,7 +4,9 @@
 // of its own; each request is timed from this process (time to the first byte and to the last),
 // with the node's peak RSS during it (VmHWM, reset before each request through
 // /proc/<pid>/clear_refs). With `BENCH_PEER=<folder>` a Lodestar 1.5.1 peer (its README) is
-// started on the same state afterwards and asked the same.
+// started on the same state and asked the same, once its head is our node's: each node is asked
+// while the other is stopped (SIGSTOP), both on the genesis state, before our node moves its
+// head (three blocks, the last one past an epoch transition) with the peer gone.
 //
 //   BENCH_SCALE_VALIDATORS (1000000), BENCH_SCALE_STATE (a file in the temp folder)
 import type {ChildProcess} from "node:child_process";
@@ -14,7 +16,8 @@ import {join} from "node:path";
 import {type ListeningProcess, startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
 import {SCALE_SECONDS_PER_SLOT, scaleState, withGenesisTime} from "./scaleState.ts";
-import {freePort, rssMiB, startPeer} from "./peer.ts";
+import {freePort, peerName, rssMiB, startPeer} from "./peer.ts";
+import {OUR_NAME, measuredMachineLine} from "./machine.ts";
 
 process.env.LODESTAR_PRESET = "mainnet";
 const COUNT = Number(process.env.BENCH_SCALE_VALIDATORS ?? 1_000_000);
@@ -113,6 +116,25 @@ function row(name: string, t: Timed | undefined): string {
 }
 
 /**
+ * Waits until the peer's head is our node's (the same genesis block: neither has made a block),
+ * so that it is measured on the same state, not while it still syncs. Throws after a minute.
+ */
+async function sameHead(ours: string, peer: string): Promise<void> {
+  const head = async (base: string): Promise<string> => ((await (await fetch(`${base}/eth/v1/beacon/headers/head`)).json()) as {data: {root: string}}).data.root;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const [a, b] = await Promise.all([head(ours), head(peer).catch(() => "")]);
+    if (a === b) {
+      const syncing = ((await (await fetch(`${peer}/eth/v1/node/syncing`)).json()) as {data: unknown}).data;
+      console.log(`the peer's head is ours (${a}); its node/syncing: ${JSON.stringify(syncing)}`);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`the peer's head ${b} is not ours ${a} after a minute`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/**
  * Waits until a server's RSS holds still: 4 samples a second apart within 16 MiB (at most a
  * minute). Just after it starts listening, a server is still doing its start-up work and has not
  * collected its garbage: a peak measured above that "rest" would count its start-up, not the request.
@@ -188,6 +210,8 @@ async function main(): Promise<void> {
   await (await import("../src/hasher.ts")).useFastestHasher();
   console.log(`state of ${COUNT} validators (mainnet preset, bellatrix)…`);
   const state = await scaleState(STATE_FILE, COUNT, (line) => console.log(line));
+  // the machine, and the bare server's rate on it now, before the nodes start
+  const machine = await measuredMachineLine();
   const dir = mkdtempSync(join(tmpdir(), "bench-scale-"));
   const procs: ChildProcess[] = [];
   try {
@@ -203,30 +227,45 @@ async function main(): Promise<void> {
     procs.push(node.proc);
     const base = `http://${HOST}:${node.port}`;
     console.log(`beacon-gateway up in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-    const ours = await measureAll("beacon-gateway", base, node.proc.pid!);
-    const json = ours.get("GET validators (all), JSON")!;
-    const byIds = ours.get("GET validators?id= (1,000 ids), median of 5")!;
-    const met = json.firstByteMs < 1000 && json.totalMs < 10_000 && json.peakRssMiB < MAX_PEAK_RSS_MIB && byIds.totalMs < 50;
-    // two slots within the epoch, then the first slot of the next epoch (its import runs the epoch transition)
-    for (const atLeast of [0, 0, (currentEpoch() + 1) * 32]) {
-      const moved = await moveHead(base, atLeast);
-      console.log(`moving the head to slot ${moved.slot}: proposer duties ${moved.dutiesMs.toFixed(0)} ms, block produced in ${moved.produceMs.toFixed(0)} ms, published and imported (head moved) in ${moved.importMs.toFixed(0)} ms; RSS ${rssMiB(node.proc.pid!)} MiB`);
-    }
-    console.log(`targets (all validators as JSON: first byte < 1 s, done < 10 s, peak RSS under +300 MB, ${MAX_PEAK_RSS_MIB.toFixed(0)} MiB; 1,000 ids < 50 ms): ${met ? "met" : "NOT met"}`);
-
+    let peer: {proc: ChildProcess; base: string; name: string} | undefined;
     if (PEER_DIR) {
       const peerStarted = performance.now();
-      const peer = await startPeer(PEER_DIR, {
+      const launched = await startPeer(PEER_DIR, {
         restPort: await freePort(),
         p2pPort: await freePort(),
         validators: 0,
         env: {FOLLOW: base, ANCHOR_STATE: genesisFile, LODESTAR_PRESET: "mainnet", START_VALIDATORS: "0", SECONDS_PER_SLOT: String(SCALE_SECONDS_PER_SLOT)},
         readyTimeoutMs: 900_000,
       });
-      procs.push(peer.proc);
-      console.log(`Lodestar 1.5.1 up in ${((performance.now() - peerStarted) / 1000).toFixed(0)} s`);
-      await measureAll("Lodestar 1.5.1", peer.base, peer.proc.pid!);
+      procs.push(launched.proc);
+      peer = {...launched, name: await peerName(launched.base, PEER_DIR)};
+      console.log(`${peer.name} up in ${((performance.now() - peerStarted) / 1000).toFixed(0)} s`);
+      await sameHead(base, peer.base);
     }
+    // each node asked with the other stopped, so that neither shares the cores with the other's work
+    const isolated = async <T>(stopped: ChildProcess | undefined, run: () => Promise<T>): Promise<T> => {
+      stopped?.kill("SIGSTOP");
+      try {
+        return await run();
+      } finally {
+        stopped?.kill("SIGCONT");
+      }
+    };
+    const ours = await isolated(peer?.proc, () => measureAll(OUR_NAME, base, node.proc.pid!));
+    const theirs = peer && (await isolated(node.proc, () => measureAll(peer.name, peer.base, peer.proc.pid!)));
+    const json = ours.get("GET validators (all), JSON")!;
+    const byIds = ours.get("GET validators?id= (1,000 ids), median of 5")!;
+    const met = json.firstByteMs < 1000 && json.totalMs < 10_000 && json.peakRssMiB < MAX_PEAK_RSS_MIB && byIds.totalMs < 50;
+    const not2xx = (results: Map<string, Timed>): string => `${[...results.values()].filter((t) => t.status < 200 || t.status > 299).length} of ${results.size} answers not 2xx`;
+    console.log(`\n${machine}`);
+    console.log(`${OUR_NAME}: ${not2xx(ours)}${peer && theirs ? `; ${peer.name}: ${not2xx(theirs)}` : ""}`);
+    if (peer) await stop(peer.proc);
+    // two slots within the epoch, then the first slot of the next epoch (its import runs the epoch transition)
+    for (const atLeast of [0, 0, (currentEpoch() + 1) * 32]) {
+      const moved = await moveHead(base, atLeast);
+      console.log(`moving the head to slot ${moved.slot}: proposer duties ${moved.dutiesMs.toFixed(0)} ms, block produced in ${moved.produceMs.toFixed(0)} ms, published and imported (head moved) in ${moved.importMs.toFixed(0)} ms; RSS ${rssMiB(node.proc.pid!)} MiB`);
+    }
+    console.log(`targets (all validators as JSON: first byte < 1 s, done < 10 s, peak RSS under +300 MB, ${MAX_PEAK_RSS_MIB.toFixed(0)} MiB; 1,000 ids < 50 ms): ${met ? "met" : "NOT met"}`);
   } finally {
     for (const proc of procs.reverse()) await stop(proc);
     rmSync(dir, {recursive: true, force: true});

@@ -6,8 +6,13 @@
 // genesis time is set at each use (the first 8 bytes), so that the bench runs at epoch 0.
 import {existsSync, readFileSync, renameSync, writeFileSync} from "node:fs";
 
-/** Short slots, so that the bench reaches an epoch boundary (32 slots) in about two minutes. */
-export const SCALE_SECONDS_PER_SLOT = 4;
+/**
+ * Mainnet's 12-second slots: both nodes are measured at genesis, before any block, and a node
+ * whose head is more than an epoch (32 slots, 6.4 minutes here) behind the clock counts itself
+ * as syncing (Lodestar then answers duties 503). The head moves afterwards wait for the next
+ * epoch's first slot, about 6.4 minutes after genesis.
+ */
+export const SCALE_SECONDS_PER_SLOT = 12;
 
 /** The file's state, with `genesisTime` written in. */
 export function withGenesisTime(state: Uint8Array, genesisTime: number): Uint8Array {

@@ -9,6 +9,7 @@ import {join} from "node:path";
 import {type ListeningProcess, startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
 import {nodeImportRate} from "./segment.ts";
+import {OUR_NAME, measuredMachineLine} from "./machine.ts";
 
 process.env.LODESTAR_PRESET ??= "minimal";
 // SSZ roots with the hasher the node runs (src/hasher.ts), in this process too
@@ -71,6 +72,8 @@ function blockArrivals(base: string, signal: AbortSignal): Map<string, number> {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 async function main(): Promise<void> {
+  // the machine, and the bare server's rate on it now, before the nodes start
+  const machine = await measuredMachineLine();
   const dir = mkdtempSync(join(tmpdir(), "bench-sync-"));
   const procs: ChildProcess[] = [];
   const abort = new AbortController();
@@ -119,7 +122,8 @@ async function main(): Promise<void> {
 
     const latencies = [...atFollower].flatMap(([root, t]) => (atSource.has(root) ? [t - atSource.get(root)!] : [])).sort((a, b) => a - b);
     const rate = syncedBlocks / syncSeconds;
-    console.log(`\nrange sync: ${syncedBlocks} blocks in ${syncSeconds.toFixed(2)} s = ${rate.toFixed(1)} blocks/s`);
+    console.log(`\n${OUR_NAME}, nodes on loopback; ${machine}`);
+    console.log(`range sync: ${syncedBlocks} blocks in ${syncSeconds.toFixed(2)} s = ${rate.toFixed(1)} blocks/s`);
     console.log(`raw import of the same ${blockBytes.length} blocks in this process: ${raw.toFixed(1)} blocks/s`);
     console.log(`range sync / raw import: ${(rate / raw).toFixed(2)}`);
     console.log(`gossip, proposer's import to the peer's import, ${latencies.length} blocks: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`);

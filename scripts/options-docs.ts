@@ -5,6 +5,7 @@ import {DEVNET_COMMAND} from "../src/cli/devnetOptions.ts";
 import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "../src/cli/slashingProtectionOptions.ts";
 import {MOCK_ENGINE_COMMAND} from "../src/cli/executionOptions.ts";
 import {MOCK_BUILDER_COMMAND} from "../src/cli/builderOptions.ts";
+import {REMOTE_SIGNER_COMMAND} from "../src/cli/remoteSignerOptions.ts";
 import {DB_CHECK_COMMAND, DB_REPAIR_COMMAND} from "../src/cli/dbOptions.ts";
 import {type CommandSpec, renderOptionTables} from "../src/cli/optionTable.ts";
 
@@ -25,6 +26,7 @@ export const COMMANDS: Record<string, CommandSpec<never>> = {
   devnet: DEVNET_COMMAND as CommandSpec<never>,
   "mock-engine": MOCK_ENGINE_COMMAND as CommandSpec<never>,
   "mock-builder": MOCK_BUILDER_COMMAND as CommandSpec<never>,
+  "remote-signer": REMOTE_SIGNER_COMMAND as CommandSpec<never>,
   "slashing-protection-export": SLASHING_EXPORT_COMMAND as CommandSpec<never>,
   "slashing-protection-import": SLASHING_IMPORT_COMMAND as CommandSpec<never>,
   "db-check": DB_CHECK_COMMAND as CommandSpec<never>,

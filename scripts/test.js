@@ -2,22 +2,70 @@
 // The minimal preset is chosen here because @lodestar/params reads it once, at first import.
 // A full run (no arguments) type-checks the tree first: Node and swc only strip types, so a
 // type error would otherwise pass unnoticed. `npm test -- <path>` runs just those tests.
+//
+// A full run has two parts. Most test files spend their time waiting on slots of real node
+// processes, not on the CPU, so they run two at a time. A file that starts with a line
+// `// suite: alone (why)` runs afterwards, one file at a time: devnets of several processes,
+// an independent implementation on the wire, and tests whose assertions are about time.
 import {spawnSync} from "node:child_process";
+import {mkdtempSync, readFileSync, readdirSync, rmSync} from "node:fs";
+import {tmpdir} from "node:os";
+import {join, relative} from "node:path";
 import {fileURLToPath} from "node:url";
 
-const bin = (path) => fileURLToPath(new URL(`../node_modules/${path}`, import.meta.url));
+const root = fileURLToPath(new URL("..", import.meta.url));
+const bin = (path) => join(root, "node_modules", path);
 const args = process.argv.slice(2);
 
-if (args.length === 0) {
-  const tsc = spawnSync(process.execPath, [bin("typescript/bin/tsc"), "--noEmit", "-p", "."], {stdio: "inherit"});
+function jest(jestArgs, env = {}) {
+  const result = spawnSync(process.execPath, ["--experimental-vm-modules", "--no-warnings=ExperimentalWarning", bin("jest/bin/jest.js"), ...jestArgs], {
+    stdio: "inherit",
+    env: {...process.env, LODESTAR_PRESET: process.env.LODESTAR_PRESET ?? "minimal", LOG_LEVEL: process.env.LOG_LEVEL ?? "WARN", ...env},
+  });
+  return result.status ?? 1;
+}
+
+/** The test files marked to run one at a time, relative to the project root. */
+export function filesThatRunAlone() {
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, {withFileTypes: true})) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".test.ts") && /^\/\/ suite: alone\b/m.test(readFileSync(path, "utf8").slice(0, 2000))) found.push(relative(root, path));
+    }
+  };
+  walk(join(root, "test"));
+  return found.sort();
+}
+
+if (process.argv[1] !== fileURLToPath(import.meta.url)) {
+  // imported (by a test of this file): only the exports
+} else if (args.length > 0) process.exit(jest(args));
+else runAll();
+
+function runAll() {
+  const tsc = spawnSync(process.execPath, [bin("typescript/bin/tsc"), "--noEmit", "-p", "."], {stdio: "inherit", cwd: root});
   if (tsc.status !== 0) {
     console.error("type check failed: tests not run");
     process.exit(tsc.status ?? 1);
   }
-}
 
-const result = spawnSync(process.execPath, ["--experimental-vm-modules", "--no-warnings=ExperimentalWarning", bin("jest/bin/jest.js"), ...args], {
-  stdio: "inherit",
-  env: {...process.env, LODESTAR_PRESET: process.env.LODESTAR_PRESET ?? "minimal", LOG_LEVEL: process.env.LOG_LEVEL ?? "WARN"},
-});
-process.exit(result.status ?? 1);
+  const alone = filesThatRunAlone();
+  const escape = (path) => path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const summaries = mkdtempSync(join(tmpdir(), "test-summary-"));
+  const env = {TEST_SUMMARY_DIR: summaries};
+  console.log(`\n== the suite, two files at a time (all but the ${alone.length} that run alone)\n`);
+  const together = jest(["--maxWorkers=2", "--testPathIgnorePatterns", "/node_modules/", ...alone.map((path) => `/${escape(path)}$`)], env);
+  console.log(`\n== the ${alone.length} files that run alone, one at a time: ${alone.join(", ")}\n`);
+  const apart = alone.length === 0 ? 0 : jest(["--runInBand", ...alone.map((path) => `/${escape(path)}$`)], env);
+
+  const totals = {passed: 0, failed: 0, skipped: 0};
+  for (const file of readdirSync(summaries)) {
+    const part = JSON.parse(readFileSync(join(summaries, file), "utf8"));
+    for (const key of Object.keys(totals)) totals[key] += part[key];
+  }
+  rmSync(summaries, {recursive: true, force: true});
+  process.stdout.write(`\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ""}\n`);
+  process.exit(together !== 0 ? together : apart);
+}

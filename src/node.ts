@@ -41,6 +41,18 @@ import {startMetricsServer} from "./metrics/server.ts";
 import {LoopTurns} from "./loopTurns.ts";
 import {hasherName} from "./hasher.ts";
 
+/**
+ * For tests of a wrong clock: `BEACON_GATEWAY_CLOCK_OFFSET_MS=<ms>` shifts the node's clock (its
+ * slots, and its validators') by that much from the system's. Unset, the system clock.
+ */
+function testClockOffsetMs(): number {
+  const text = process.env.BEACON_GATEWAY_CLOCK_OFFSET_MS;
+  if (text === undefined || text === "") return 0;
+  const ms = Number(text);
+  if (!Number.isInteger(ms)) throw new Error(`BEACON_GATEWAY_CLOCK_OFFSET_MS must be a whole number of milliseconds, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
 /** How soon after the first start the dev genesis happens, so the node is ready for slot 1. */
 const GENESIS_DELAY_SECONDS = 3;
 
@@ -61,6 +73,9 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   log.info({version: VERSION, network: opts.network, preset: opts.preset, dataDir: opts.dataDir, code: RUNNING_BUILD ? "dist" : "src", hasher: hasherName()}, "starting beacon-gateway");
   mkdirSync(opts.dataDir, {recursive: true});
   const metrics = opts.metrics ? createNodeMetrics() : undefined;
+  const clockOffsetMs = testClockOffsetMs();
+  const now = clockOffsetMs === 0 ? Date.now : () => Date.now() + clockOffsetMs;
+  if (clockOffsetMs !== 0) log.warn({clockOffsetMs}, "the node's clock is shifted from the system's (BEACON_GATEWAY_CLOCK_OFFSET_MS, for tests)");
 
   const chainNetwork = opts.network === "dev" ? null : opts.network === "custom" ? customNetwork(opts.networkConfig!) : publicNetwork(opts.network);
   const chainConfig = chainNetwork?.config ?? devChainConfig({secondsPerSlot: opts.secondsPerSlot, genesisFork: opts.genesisFork, forkEpochs: opts.forkEpochs});
@@ -110,10 +125,10 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     chainConfig,
     db,
     engine,
-    (genesisTime) => (clock = new Clock(genesisTime, chainConfig.SECONDS_PER_SLOT, SLOTS_PER_EPOCH)),
+    (genesisTime) => (clock = new Clock(genesisTime, chainConfig.SECONDS_PER_SLOT, SLOTS_PER_EPOCH, now)),
     {
       validatorCount: opts.validators,
-      genesisTime: opts.genesisTime ?? Math.floor(Date.now() / 1000) + GENESIS_DELAY_SECONDS,
+      genesisTime: opts.genesisTime ?? Math.floor(now() / 1000) + GENESIS_DELAY_SECONDS,
       requestedGenesisTime: opts.genesisTime,
       genesisState,
       checkpoint,
@@ -176,7 +191,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
     await db.close();
   };
   const validator =
-    opts.devValidators.length > 0 || opts.keystoresDir !== undefined || opts.keymanager
+    opts.devValidators.length > 0 || opts.keystoresDir !== undefined || opts.remoteSigner !== undefined || opts.keymanager
       ? await startValidatorClient({
           api: createValidatorBeaconApi(createApiClient(inProcessTransport(ctx))),
           indices: opts.devValidators,
@@ -187,6 +202,9 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
           // with --builder the node's own validators register and take builder payloads too
           builder: builder ? {} : undefined,
           feeRecipient: fromHex(opts.suggestedFeeRecipient),
+          now,
+          // the node's clock against its peers': its validators sign nothing while it is off
+          clockCheck: () => network.clockVerdict(),
         }).catch(async (err: unknown) => {
           await stopCore();
           throw err;

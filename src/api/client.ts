@@ -168,6 +168,8 @@ export interface HttpTransportOptions {
    * such results.
    */
   streamLists?: boolean;
+  /** The signal of the request about to be made, if any: an aborted request rejects with the signal's reason (a validator client's per-node timeouts). */
+  signal?: () => AbortSignal | undefined;
 }
 
 /** Requests over HTTP to a beacon node at `baseUrl` (node's fetch). */
@@ -179,7 +181,7 @@ export function httpTransport(baseUrl: string, opts: HttpTransportOptions = {}):
     for (const [name, values] of Object.entries(req.query)) {
       for (const value of [values ?? []].flat()) url.searchParams.append(name, value);
     }
-    const res = await fetch(url, {method: route.method, headers: req.headers as Record<string, string>, body: req.body});
+    const res = await fetch(url, {method: route.method, headers: req.headers as Record<string, string>, body: req.body, signal: opts.signal?.()});
     const headers = Object.fromEntries(res.headers.entries());
     if ((headers["content-type"] ?? "").startsWith(EVENT_STREAM_MEDIA_TYPE) && res.body) {
       return {status: res.status, headers, eventStream: res.body.pipeThrough(new TextDecoderStream())};

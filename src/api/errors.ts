@@ -1,4 +1,5 @@
 import {getLogger} from "../log.ts";
+import {DiskFullError} from "../db/diskFull.ts";
 
 /** One rejected item of a batch submission: its position in the request list and why. */
 export interface IndexedFailure {
@@ -38,6 +39,8 @@ export function renderError(err: unknown, context: string): {status: number; bod
     if (err.failures) body.failures = err.failures;
     return {status: err.status, body};
   }
+  // writes are paused for lack of space: said once where it began (db/diskFull.ts), not at every request
+  if (err instanceof DiskFullError) return {status: 503, body: {code: 503, message: err.message}};
   log.error({err, route: context}, "Unhandled error in API handler");
   return {status: 500, body: {code: 500, message: "Internal server error"}};
 }

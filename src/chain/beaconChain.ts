@@ -357,6 +357,10 @@ export class BeaconChain implements IBeaconChain {
     return this.forkChoice.getValidity(this.head.blockRoot) === "optimistic";
   }
 
+  writesPausedError(): Error | null {
+    return this.db.writesPausedError();
+  }
+
   /**
    * Fork choice may move the head, and at an epoch start realize new checkpoints: after each
    * change, record the head and, once a new epoch is finalized, archive and prune.

@@ -22,8 +22,6 @@ import type {StateCache} from "./stateCache.ts";
 import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 
 const log = getLogger("chain");
-/** A block for the next slot is accepted this early (clock disparity between nodes). */
-const MAXIMUM_GOSSIP_CLOCK_DISPARITY_MS = 500;
 
 /** What importing a block reads and changes: the chain's parts (beaconChain.ts gives them). */
 export interface ImportDeps {
@@ -64,7 +62,7 @@ export async function importBlock(deps: ImportDeps, signedBlock: SignedBeaconBlo
   const rootHex = toRootHex(blockRoot);
   const parentHex = toRootHex(block.parentRoot);
   if (forkChoice.hasBlock(rootHex)) throw new BlockError("ALREADY_KNOWN", `block ${rootHex} is already imported`);
-  if (!trusted && block.slot > clock.currentSlotWithTolerance(MAXIMUM_GOSSIP_CLOCK_DISPARITY_MS)) {
+  if (!trusted && block.slot > clock.currentSlotWithTolerance(config.MAXIMUM_GOSSIP_CLOCK_DISPARITY)) {
     throw new BlockError("FUTURE_SLOT", `block slot ${block.slot} is after the current slot ${deps.currentSlot()}`);
   }
   const finalized = forkChoice.getFinalizedCheckpoint();

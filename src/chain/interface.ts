@@ -133,6 +133,8 @@ export interface IBeaconChain {
 
   /** The current wall-clock slot. */
   currentSlot(): Slot;
+  /** Why nothing can be stored now (the disk is full), or null. */
+  writesPausedError(): Error | null;
   getHead(): HeadInfo;
   /** The head state (do not mutate; clone first). */
   getHeadState(): CachedBeaconStateAllForks;

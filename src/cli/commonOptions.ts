@@ -1,5 +1,5 @@
 import type {LogDirective} from "../log.ts";
-import {type OptionTable, option} from "./optionTable.ts";
+import {type OptionTable, flag, option} from "./optionTable.ts";
 import {graffiti, integer, logDirective, oneOf, port, serverAddress} from "./values.ts";
 
 /** Options more than one command takes, each described once. */
@@ -82,5 +82,16 @@ export function graffitiOptions(group?: string): OptionTable<{graffiti: string |
       help: "graffiti for proposed blocks: UTF-8 text or `0x` hex of up to 32 bytes; kept across restarts",
       parse: graffiti,
     }),
+  };
+}
+
+type MetricsFields = {metrics: boolean; metricsAddress: string; metricsPort: number};
+
+/** The Prometheus endpoint's options, of the node and of the validator client (each its own default port). */
+export function metricsOptions(group: string, defaultPort: number): OptionTable<MetricsFields> {
+  return {
+    metrics: flag({name: "metrics", group, help: "serve Prometheus metrics at `/metrics` (see docs/metrics-logging.md)"}),
+    metricsAddress: option({name: "metrics-address", value: "ADDR", default: "127.0.0.1", group, help: "metrics listen address", parse: serverAddress}),
+    metricsPort: option({name: "metrics-port", value: "PORT", default: String(defaultPort), group, help: "metrics port (0: any free port, logged at start)", parse: port}),
   };
 }

@@ -5,6 +5,7 @@ import {DEVNET_COMMAND} from "./devnetOptions.ts";
 import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "./slashingProtectionOptions.ts";
 import {MOCK_ENGINE_COMMAND} from "./executionOptions.ts";
 import {MOCK_BUILDER_COMMAND} from "./builderOptions.ts";
+import {REMOTE_SIGNER_COMMAND} from "./remoteSignerOptions.ts";
 import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging, parseLogDirective} from "../log.ts";
 import {useFastestHasher} from "../hasher.ts";
@@ -22,6 +23,8 @@ Commands:
   devnet      run several nodes on one dev chain on this machine (see: beacon-gateway devnet --help)
   mock-engine serve the dev chain's mock execution engine over the Engine API (see: beacon-gateway mock-engine --help)
   mock-builder serve a builder relay for tests, over the mock engine (see: beacon-gateway mock-builder --help)
+  remote-signer
+              serve keystores' keys over the Web3Signer API, a stand-in for tests (see: beacon-gateway remote-signer --help)
   slashing-protection export|import
               EIP-3076 slashing protection interchange files (see: beacon-gateway slashing-protection export --help)
   db check|repair
@@ -54,13 +57,14 @@ export async function main(args: string[], extensions: {compat?: CompatLoader} =
     if (command === "devnet") return await runDevnet(rest);
     if (command === "mock-engine") return await runMockEngine(rest);
     if (command === "mock-builder") return await runMockBuilder(rest);
+    if (command === "remote-signer") return await runRemoteSigner(rest);
     if (command === "slashing-protection") return await runSlashingProtection(rest);
     if (command === "db") return await (await import("./dbCommand.ts")).runDb(rest);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, mock-builder, slashing-protection, db)`);
+    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, mock-builder, remote-signer, slashing-protection, db)`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
@@ -78,19 +82,24 @@ export async function main(args: string[], extensions: {compat?: CompatLoader} =
   }
 }
 
-export async function fetchPresetBase(beaconNode: string): Promise<string> {
-  const url = new URL("/eth/v1/config/spec", beaconNode);
+/** The preset of the first of `beaconNodes` that tells it (each tried in turn, for 30 rounds a second apart). */
+export async function fetchPresetBase(...beaconNodes: string[]): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    try {
-      const res = await fetch(url);
-      const body = (await res.json()) as {data?: {PRESET_BASE?: string}};
-      const preset = body.data?.PRESET_BASE;
-      if (preset === "minimal" || preset === "mainnet") return preset;
-      throw new Error(`the beacon node's spec has PRESET_BASE ${JSON.stringify(preset)}`);
-    } catch (e) {
-      if (attempt >= 30) throw new Error(`cannot read the preset from ${url}: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 1000));
+    const failures: string[] = [];
+    for (const beaconNode of beaconNodes) {
+      const url = new URL("/eth/v1/config/spec", beaconNode);
+      try {
+        const res = await fetch(url);
+        const body = (await res.json()) as {data?: {PRESET_BASE?: string}};
+        const preset = body.data?.PRESET_BASE;
+        if (preset === "minimal" || preset === "mainnet") return preset;
+        throw new Error(`the beacon node's spec has PRESET_BASE ${JSON.stringify(preset)}`);
+      } catch (e) {
+        failures.push(`${url}: ${(e as Error).message}`);
+      }
     }
+    if (attempt >= 30) throw new Error(`cannot read the preset from ${failures.join("; ")}`);
+    await new Promise((r) => setTimeout(r, 1000));
   }
 }
 
@@ -172,6 +181,20 @@ async function runMockBuilder(args: string[]): Promise<number> {
   return 0;
 }
 
+async function runRemoteSigner(args: string[]): Promise<number> {
+  const opts = parseCommand(REMOTE_SIGNER_COMMAND, args);
+  if (opts === "help") {
+    process.stdout.write(renderHelp(REMOTE_SIGNER_COMMAND));
+    return 0;
+  }
+  initLogging({directive: opts.logLevel, format: opts.logFormat});
+  const {startStandInSignerProcess} = await import("../validator/remote/standInSigner.ts");
+  const server = await startStandInSignerProcess(opts);
+  await untilSignal();
+  await server.close();
+  return 0;
+}
+
 async function runValidator(args: string[]): Promise<number> {
   const opts = parseValidatorOptions(args);
   if (opts === "help") {
@@ -179,7 +202,7 @@ async function runValidator(args: string[]): Promise<number> {
     return 0;
   }
   // The preset must be fixed before lodestar loads: take the beacon node's.
-  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
+  process.env.LODESTAR_PRESET ??= await fetchPresetBase(...opts.beaconNodes);
   const {startStandaloneValidator} = await import("../validator/standalone.ts");
   const validator = await startStandaloneValidator(opts);
   // a doppelganger found stops the client with exit code 1

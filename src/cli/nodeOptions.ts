@@ -2,7 +2,7 @@ import {availableParallelism} from "node:os";
 import type {DevFork} from "../config/forks.ts";
 import type {LogDirective} from "../log.ts";
 import type {NetworkOptions} from "../network/options.ts";
-import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
+import {type RpcEncoding, graffitiOptions, logOptions, metricsOptions, rpcListenOptions} from "./commonOptions.ts";
 import {type ExecutionFields, executionOptions} from "./executionOptions.ts";
 import {type BuilderFields, builderOptions} from "./builderOptions.ts";
 import {type RestFields, restOptions} from "./restOptions.ts";
@@ -289,16 +289,7 @@ validators it drives itself.`,
 
     ...builderOptions(BUILDER),
 
-    metrics: flag({name: "metrics", group: METRICS, help: "serve Prometheus metrics at `/metrics` (see docs/metrics-logging.md)"}),
-    metricsAddress: option({
-      name: "metrics-address",
-      value: "ADDR",
-      default: "127.0.0.1",
-      group: METRICS,
-      help: "metrics listen address",
-      parse: serverAddress,
-    }),
-    metricsPort: option({name: "metrics-port", value: "PORT", default: "8008", group: METRICS, help: "metrics port (0: any free port, logged at start)", parse: port}),
+    ...metricsOptions(METRICS, 8008),
 
     ...logOptions(LOGGING),
   },

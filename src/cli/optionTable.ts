@@ -82,7 +82,7 @@ export function option<O, T>(def: ValueInit & {default?: string; required?: bool
 }
 
 /** A repeatable option: the parser gets every occurrence, in order ([] when absent). */
-export function repeatable<O, T>(def: ValueInit & {parse: (texts: string[], ctx: OptionContext<O>) => T}): ValueOption<O, T> {
+export function repeatable<O, T>(def: ValueInit & {required?: true; parse: (texts: string[], ctx: OptionContext<O>) => T}): ValueOption<O, T> {
   return {...def, kind: "value", multiple: true} as ValueOption<O, T>;
 }
 

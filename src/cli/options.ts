@@ -1,9 +1,9 @@
 import type {LogDirective} from "../log.ts";
-import {type RpcEncoding, graffitiOptions, logOptions, rpcListenOptions} from "./commonOptions.ts";
+import {type RpcEncoding, graffitiOptions, logOptions, metricsOptions, rpcListenOptions} from "./commonOptions.ts";
 import {type ValidatorBuilderFields, validatorBuilderOptions} from "./builderOptions.ts";
 import {NODE_COMMAND, type NodeOptions} from "./nodeOptions.ts";
-import {type CommandSpec, option, parseCommand, renderHelp} from "./optionTable.ts";
-import {httpUrl, parseIndexRange, url} from "./values.ts";
+import {type CommandSpec, InvalidValue, option, parseCommand, renderHelp, repeatable} from "./optionTable.ts";
+import {httpUrl, parseIndexRange} from "./values.ts";
 import {executionAddress} from "./executionOptions.ts";
 import {type KeyFields, type KeymanagerFields, keyOptions, keymanagerOptions} from "./validatorKeyOptions.ts";
 
@@ -37,13 +37,30 @@ export interface CompatCheckOptions {
 }
 
 export interface ValidatorOptions extends KeyFields, KeymanagerFields, ValidatorBuilderFields {
-  beaconNode: string;
+  /** in order of preference (src/validator/beaconNodes.ts) */
+  beaconNodes: string[];
   interopIndices: number[];
   dataDir: string;
   graffiti: string | undefined;
   suggestedFeeRecipient: string | undefined;
   logLevel: LogDirective;
   logFormat: "text" | "json";
+  metrics: boolean;
+  metricsAddress: string;
+  metricsPort: number;
+}
+
+/** `--beacon-node URL[,URL…]`, repeatable: the URLs in the order given, each once. */
+function beaconNodeUrls(texts: string[]): string[] {
+  const urls = texts.flatMap((text) => text.split(",")).map((t) => t.trim()).filter((t) => t !== "").map(httpUrl);
+  if (urls.length === 0) throw new InvalidValue("give at least one URL");
+  const seen = new Set<string>();
+  for (const text of urls) {
+    const key = new URL(text).href.replace(/\/+$/, "");
+    if (seen.has(key)) throw new InvalidValue(`"${text}" is given twice`);
+    seen.add(key);
+  }
+  return urls;
 }
 
 const CLIENT = "Client";
@@ -51,10 +68,17 @@ const KEYS = "Keys";
 const KEYMANAGER = "Keymanager API";
 
 export const VALIDATOR_COMMAND: CommandSpec<ValidatorOptions> = {
-  usage: "beacon-gateway validator --beacon-node URL [options]",
+  usage: "beacon-gateway validator --beacon-node URL[,URL…] [options]",
   about: "Runs validators (EIP-2335 keystores, or interop keys on a dev chain) against any beacon node's REST API. See docs/validators.md.",
   options: {
-    beaconNode: option({name: "beacon-node", value: "URL", required: true, group: CLIENT, help: "the beacon node's REST API, e.g. `http://127.0.0.1:5052`", parse: url}),
+    beaconNodes: repeatable({
+      name: "beacon-node",
+      value: "URL[,URL…]",
+      required: true,
+      group: CLIENT,
+      help: "the beacon node's REST API, e.g. `http://127.0.0.1:5052`; several (comma-separated or repeated): duties from the first synced one, failover to the next, publications to all (see docs/validators.md)",
+      parse: beaconNodeUrls,
+    }),
     dataDir: option({
       name: "data-dir",
       value: "DIR",
@@ -75,13 +99,14 @@ export const VALIDATOR_COMMAND: CommandSpec<ValidatorOptions> = {
     interopIndices: option({
       name: "interop-indices",
       value: "RANGE",
-      defaultText: "`0..63`; `none` with `--keystores` or `--keymanager`",
+      defaultText: "`0..63`; `none` with `--keystores`, `--remote-signer` or `--keymanager`",
       group: KEYS,
       help: "interop (dev chain) validator indices to run, e.g. `0..31,40`, or `none`",
-      parse: (text, ctx) => parseIndexRange(text ?? (ctx.given("keystoresDir") || ctx.given("keymanager") ? "none" : "0..63"), Infinity),
+      parse: (text, ctx) => parseIndexRange(text ?? (ctx.given("keystoresDir") || ctx.given("remoteSigner") || ctx.given("keymanager") ? "none" : "0..63"), Infinity),
     }),
     ...keyOptions(KEYS),
     ...keymanagerOptions(KEYMANAGER),
+    ...metricsOptions("Metrics", 5064),
     ...logOptions(),
   },
 };

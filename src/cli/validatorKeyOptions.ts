@@ -1,6 +1,6 @@
 import {statSync} from "node:fs";
 import {InvalidValue, type OptionTable, flag, option} from "./optionTable.ts";
-import {port, readableFile, serverAddress} from "./values.ts";
+import {httpUrl, integer, port, readableFile, serverAddress} from "./values.ts";
 
 /**
  * Where the validators' keys come from, and the keymanager API: the same options for
@@ -13,6 +13,8 @@ export interface KeyFields {
   keystorePasswordFile: string | undefined;
   allowPartialKeys: boolean;
   doppelgangerProtection: boolean;
+  remoteSigner: string | undefined;
+  remoteSignerTimeout: number;
 }
 
 export interface KeymanagerFields {
@@ -23,7 +25,7 @@ export interface KeymanagerFields {
   keymanagerAllowOrigin: string | undefined;
 }
 
-function directory(text: string): string {
+export function directory(text: string): string {
   try {
     if (!statSync(text).isDirectory()) throw new Error("not a directory");
   } catch (e) {
@@ -71,6 +73,21 @@ export function keyOptions(group?: string): OptionTable<KeyFields> {
       name: "allow-partial-keys",
       group,
       help: "start with the keystores that can be used when others cannot (wrong password, corrupt file, in use by another client); without it the client refuses to start, naming each",
+    }),
+    remoteSigner: option({
+      name: "remote-signer",
+      value: "URL",
+      group,
+      help: "a remote signer with the Web3Signer ETH2 API, e.g. `http://127.0.0.1:9000`: its keys (`GET /api/v1/eth2/publicKeys`, asked again each epoch) validate, each signature asked of it after slashing protection recorded the message, and checked (see docs/validators.md)",
+      parse: (text) => (text === undefined ? undefined : httpUrl(text)),
+    }),
+    remoteSignerTimeout: option({
+      name: "remote-signer-timeout",
+      value: "MS",
+      default: "5000",
+      group,
+      help: "how long a remote signer may take to answer (every remote key's, those imported through the keymanager API too); the duty is skipped after it",
+      parse: (text) => integer(text, 100, 60_000),
     }),
     doppelgangerProtection: flag({
       name: "doppelganger-protection",

@@ -8,7 +8,7 @@ import {ChainMetaRepository} from "./chainMeta.ts";
 import {type DbOp, type LevelDb, writeBatch} from "./repository.ts";
 import {StateArchiveRepository} from "./stateArchive.ts";
 import {HotBlockIndex} from "./hotBlocks.ts";
-import {forgetPause} from "./diskFull.ts";
+import {DiskFullError, forgetPause, isWritePaused} from "./diskFull.ts";
 import {DbDamagedError, describeOpenDamage, droppedLogRecords, markDamaged, recordedDamage} from "./damage.ts";
 import {BlobSidecarRepository, DataColumnSidecarRepository} from "./sidecars.ts";
 import {LightClientBootstrapRepository, LightClientUpdateRepository} from "./lightClient.ts";
@@ -72,6 +72,11 @@ export class BeaconDb {
    */
   batch(ops: ReadonlyArray<DbOp | readonly DbOp[]>): Promise<void> {
     return writeBatch(this.db, ops.flat() as DbOp[]);
+  }
+
+  /** Why nothing can be written now (the disk is full: diskFull.ts), or null. */
+  writesPausedError(): DiskFullError | null {
+    return isWritePaused(this.db) ? new DiskFullError(this.db.location) : null;
   }
 
   /** The raw store, for `db check` and `db repair` only (check.ts, repair.ts). */

@@ -71,8 +71,8 @@ export class ProtoArray {
   }
 
   /**
-   * Adds `deltas[i]` to node i and all its ancestors, then re-picks every node's best child.
-   * `deltas` is consumed (overwritten with the subtree sums).
+   * Adds `deltas[i]` to node i and all its ancestors (an invalid node's weight goes to 0 instead),
+   * then re-picks every node's best child. `deltas` is consumed (overwritten with the subtree sums).
    */
   applyScoreChanges(deltas: number[], ctx: ViabilityContext): void {
     const nodes = this.nodes;
@@ -81,11 +81,15 @@ export class ProtoArray {
     }
     for (let i = nodes.length - 1; i >= 0; i--) {
       const node = nodes[i];
-      node.weight += deltas[i];
+      // sync/optimistic.md: "the weights from those INVALID blocks MUST NOT be applied to any VALID
+      // or NOT_VALIDATED ancestors". An invalid block weighs nothing; what it weighed leaves its
+      // ancestors, and votes moving onto or off it change nothing above it.
+      const delta = node.validity === "invalid" ? -node.weight : deltas[i];
+      node.weight += delta;
       if (node.weight < 0) {
         throw new ForkChoiceError("NEGATIVE_WEIGHT", `node ${node.block.blockRoot} weight ${node.weight}`);
       }
-      if (node.parent !== undefined) deltas[node.parent] += deltas[i];
+      if (node.parent !== undefined) deltas[node.parent] += delta;
     }
     this.updateBestDescendants(this.computeLeafViability(ctx));
   }

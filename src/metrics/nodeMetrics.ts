@@ -32,8 +32,24 @@ export interface NodeMetrics {
   readonly duties: DutyMetrics;
   /** backfill after checkpoint sync: the lowest block stored, the slot it goes back to, blocks stored */
   readonly backfill: {setSlot(slot: number): void; setTargetSlot(slot: number): void; addBlocks(count: number): void};
+  /** the clock's offset from its peers', as measured from their gossip (network/clockWatch.ts) */
+  readonly clockOffset: {set(seconds: number): void};
   /** stops the event-loop sampling */
   close(): void;
+}
+
+/** The validator duties counter, in the node's registry or a standalone validator client's. */
+export function createDutyMetrics(registry: Registry): DutyMetrics {
+  const counter = new Counter({
+    name: "beacon_gateway_validator_duties_total",
+    help: "validator duties of this process's validators, by duty and result (performed: published; missed: failed or not published)",
+    labelNames: ["duty", "result"],
+    registers: [registry],
+  });
+  const count = (result: string) => (duty: ValidatorDuty, n = 1) => {
+    if (n > 0) counter.inc({duty, result}, n);
+  };
+  return {performed: count("performed"), missed: count("missed")};
 }
 
 export function createNodeMetrics(): NodeMetrics {
@@ -58,16 +74,6 @@ export function createNodeMetrics(): NodeMetrics {
   });
   lagMonitor.start();
 
-  const dutyCounter = new Counter({
-    name: "beacon_gateway_validator_duties_total",
-    help: "validator duties of this process's validators, by duty and result (performed: published; missed: failed or not published)",
-    labelNames: ["duty", "result"],
-    registers,
-  });
-  const count = (result: string) => (duty: ValidatorDuty, n = 1) => {
-    if (n > 0) dutyCounter.inc({duty, result}, n);
-  };
-
   const backfillSlot = new Gauge({name: "beacon_gateway_backfill_slot", help: "slot of the lowest block stored: where the node's block history starts (moves down as backfill goes)", registers});
   const backfillTarget = new Gauge({
     name: "beacon_gateway_backfill_target_slot",
@@ -75,6 +81,12 @@ export function createNodeMetrics(): NodeMetrics {
     registers,
   });
   const backfillBlocks = new Counter({name: "beacon_gateway_backfill_blocks_total", help: "blocks before the checkpoint-sync anchor fetched, checked and stored by backfill", registers});
+
+  const clockOffset = new Gauge({
+    name: "beacon_gateway_clock_offset_seconds",
+    help: "the clock's offset from its peers' (positive: ahead), network delay included: when peers' first gossip blocks and attestations of a slot arrive, from the slot's start by this clock (median over peers of each one's median over its last 32 slots)",
+    registers,
+  });
 
   return {
     registry,
@@ -93,8 +105,9 @@ export function createNodeMetrics(): NodeMetrics {
       labelNames: ["protocol", "direction", "result"],
       registers,
     }),
-    duties: {performed: count("performed"), missed: count("missed")},
+    duties: createDutyMetrics(registry),
     backfill: {setSlot: (slot) => backfillSlot.set(slot), setTargetSlot: (slot) => backfillTarget.set(slot), addBlocks: (n) => backfillBlocks.inc(n)},
+    clockOffset: {set: (seconds) => clockOffset.set(seconds)},
     close: () => lagMonitor.stop(),
   };
 }

@@ -37,6 +37,8 @@ export interface GossipRouterDeps {
   onParentUnknown(block: SignedBeaconBlock, from: string): void;
   /** a message failed a REJECT rule (or did not decode) */
   onRejected(from: string, reason: string): void;
+  /** a block or attestation of `slot` from `from` decoded, as it arrived: the clock's watch times it, and counts it once it is not rejected */
+  onArrival?(slot: number, from: string): () => void;
   metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished">;
 }
 
@@ -184,7 +186,15 @@ export class GossipRouter {
         this.deps.onRejected(from, `${topic.type} does not decode`);
         return report(TopicValidatorResult.Reject);
       }
+      // timed as it arrived, counted unless it turns out invalid
+      const arrival =
+        topic.type === "beacon_block"
+          ? this.deps.onArrival?.((object as SignedBeaconBlock).message.slot, from)
+          : topic.type === "beacon_attestation"
+            ? this.deps.onArrival?.((object as {data: {slot: number}}).data.slot, from)
+            : undefined;
       const outcome = await validator(topic, object, from);
+      if (outcome.result !== "REJECT") arrival?.();
       if (outcome.parentUnknown && topic.type === "beacon_block") this.deps.onParentUnknown(object as SignedBeaconBlock, from);
       if (outcome.result !== "ACCEPT") log.debug({type: topic.type, from, result: outcome.result, reason: outcome.reason}, "gossip message not accepted");
       if (outcome.result === "REJECT") this.deps.onRejected(from, `${topic.type}: ${outcome.reason}`);

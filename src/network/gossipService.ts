@@ -8,6 +8,7 @@ import type {UnknownBlockSync} from "../sync/unknownBlockSync.ts";
 import {createGossipValidators} from "./gossip/validation/index.ts";
 import {blockErrorOutcome} from "./gossip/validation/outcomes.ts";
 import {GossipRouter} from "./gossipRouter.ts";
+import type {ClockWatch} from "./clockWatch.ts";
 import type {BeaconLibp2p} from "./libp2p.ts";
 import type {PeerManager} from "./peers/peerManager.ts";
 
@@ -20,6 +21,8 @@ export interface GossipDeps {
   peers: Pick<PeerManager, "report">;
   /** where a gossip block whose parent we lack goes */
   unknownBlockSync: Pick<UnknownBlockSync, "onUnknownParent">;
+  /** times peers' gossip blocks and attestations against our slots (clockWatch.ts) */
+  clockWatch?: Pick<ClockWatch, "onArrival">;
   currentEpoch(): number;
   metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished">;
 }
@@ -51,6 +54,7 @@ export function createGossip(deps: GossipDeps): GossipRouter {
     // gossipsub scores a REJECT on its own; the node's score counts it too, so a peer that keeps
     // sending invalid messages is disconnected and banned
     onRejected: (from, reason) => peers.report(from, "low", `gossip: ${reason}`),
+    onArrival: deps.clockWatch ? (slot, from) => deps.clockWatch!.onArrival(from, slot) : undefined,
     metrics: deps.metrics,
   });
   // columns built from the execution engine's blobs or rebuilt from half of them, published as if

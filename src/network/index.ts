@@ -22,6 +22,8 @@ import {CustodyService, type CustodyStore} from "./custodyService.ts";
 import {reqRespServing} from "./reqRespHandlers.ts";
 import {startDiscovery} from "./discoveryService.ts";
 import {networkApi} from "./networkApi.ts";
+import {ClockWatch} from "./clockWatch.ts";
+import type {ClockOffsetVerdict} from "../clock/offset.ts";
 
 const log = getLogger("network");
 
@@ -33,7 +35,7 @@ export interface NetworkDeps {
   privateKey: Uint8Array;
   /** where the custody group count is kept across restarts */
   custodyStore: CustodyStore;
-  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp" | "backfill">;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp" | "backfill" | "clockOffset">;
 }
 
 export interface RunningNetwork {
@@ -41,6 +43,8 @@ export interface RunningNetwork {
   api: NetworkContext;
   /** whether the node is catching up with its peers (validator duties wait meanwhile) */
   isSyncing(): boolean;
+  /** the node's clock against its peers' (from their gossip), null before there is an estimate */
+  clockVerdict(): ClockOffsetVerdict | null;
   stop(): Promise<void>;
 }
 
@@ -77,7 +81,10 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   const sync = await createSync({chain, reqResp, peers, backfillToGenesis: opts.backfillToGenesis, metrics: deps.metrics?.backfill});
   // status v2's earliest_available_slot: the lowest block backfill has reached
   status.followHistory(() => sync.backfill.earliestAvailableSlot());
-  const gossip = createGossip({libp2p, chain, pools: deps.pools, peers, unknownBlockSync: sync.unknownBlockSync, currentEpoch, metrics: deps.metrics});
+  // the node's clock against its peers': their gossip blocks and attestations timed as they arrive
+  const clockWatch = new ClockWatch({config, msIntoSlot: (slot) => chain.clock.msIntoSlot(slot), setOffsetSeconds: deps.metrics?.clockOffset.set.bind(deps.metrics.clockOffset)});
+  peers.on("disconnected", (peer) => clockWatch.onPeerDisconnected(peer));
+  const gossip = createGossip({libp2p, chain, pools: deps.pools, peers, unknownBlockSync: sync.unknownBlockSync, clockWatch, currentEpoch, metrics: deps.metrics});
 
   const custody = new CustodyService({
     config,
@@ -115,6 +122,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   log.info({peerId: identity.peerId, addresses: identity.p2pAddresses(), enr: identity.enr()}, "network started");
 
   const onSlot = (slot: number): void => {
+    clockWatch.onSlot(slot);
     subnets.onSlot(slot);
     updateGossipJoined(gossip.isJoined());
     sync.backfill.wake();
@@ -140,6 +148,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   return {
     api: networkApi({libp2p, gossip, peers, scores, subnets, custody}),
     isSyncing: () => sync.rangeSync.isSyncing(),
+    clockVerdict: () => clockWatch.verdict(),
     async stop() {
       chain.clock.off("slot", onSlot);
       stopLightClientPublisher();

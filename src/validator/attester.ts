@@ -4,12 +4,15 @@ import {computeEpochAtSlot, isAggregatorFromCommitteeLength} from "@lodestar/sta
 import {ssz} from "@lodestar/types";
 import type {AggregateAndProof, Attestation, BLSSignature, SignedAggregateAndProof, Slot, electra, phase0} from "@lodestar/types";
 import {byteArrayEquals, toHex} from "@lodestar/utils";
+import {ApiClientError} from "../api/client.ts";
 import type {AttesterDuty} from "./beaconApi.ts";
-import {errorMessage, forEachSettled, publishDuties, type ValidatorContext} from "./context.ts";
+import {errorMessage, forEachSettled, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
+import {DutyStore, type KeySet} from "./dutyStore.ts";
 
 /** An attester duty with its aggregation selection, computed once when the duty arrives. */
 interface ScheduledDuty extends AttesterDuty {
-  selectionProof: BLSSignature;
+  /** null when it could not be signed (the duty attests, but does not aggregate) */
+  selectionProof: BLSSignature | null;
   isAggregator: boolean;
 }
 
@@ -26,28 +29,25 @@ interface EpochDuties {
  * Duties are kept for the current and next epoch. The next epoch's duties are re-fetched at
  * every slot: their dependent root is the last block of the current epoch's predecessor, so
  * a re-org there shows up as a new dependent root, upon which the selection proofs are
- * recomputed and the subnets prepared again.
+ * recomputed and the subnets prepared again. Duties fetched for an earlier key set (before a key
+ * was imported, resolved, deleted or released) are fetched again at the next poll or duty, and
+ * a fetch that began before the change never overwrites those of the new key set (dutyStore.ts).
  */
 export class AttesterService {
   private readonly ctx: ValidatorContext;
-  private readonly byEpoch = new Map<number, EpochDuties>();
-  private readonly fetching = new Map<number, Promise<EpochDuties | undefined>>();
+  private readonly byEpoch: DutyStore<EpochDuties>;
   /** Attestation data signed at a slot per committee index, for that slot's aggregation. */
   private readonly signedData = new Map<Slot, Map<number, phase0.AttestationData>>();
 
   constructor(ctx: ValidatorContext) {
     this.ctx = ctx;
+    this.byEpoch = new DutyStore(ctx.validators);
   }
 
-  /** Each slot: fetch the epoch's duties if unknown, re-fetch the next epoch's; forget older epochs. */
+  /** Each slot: fetch the epoch's duties if unknown for the current keys, re-fetch the next epoch's; forget older epochs. */
   async pollDuties(epoch: number): Promise<void> {
-    for (const known of this.byEpoch.keys()) if (known < epoch) this.byEpoch.delete(known);
-    await Promise.all([this.byEpoch.has(epoch) ? undefined : this.fetch(epoch), this.fetch(epoch + 1)]);
-  }
-
-  /** Forgets every duty (the set of our indices changed); they are fetched again when next needed. */
-  invalidate(): void {
-    this.byEpoch.clear();
+    this.byEpoch.forgetBefore(epoch);
+    await Promise.all([this.byEpoch.current(epoch) ? undefined : this.fetch(epoch), this.fetch(epoch + 1)]);
   }
 
   /** At the attestation deadline of `slot`: sign and submit the attestations of our duties at `slot`. */
@@ -77,7 +77,9 @@ export class AttesterService {
       async (duty) => {
         const data = dataByKey.get(dataKey(duty));
         if (!data) return;
-        const signature = await signer.signAttestationData(duty.pubkey, data);
+        // a key deleted since its duties were read signs nothing (the signer refuses it)
+        const signature = await signedIfStillOurs(this.ctx, duty, () => signer.signAttestationData(duty.pubkey, data));
+        if (!signature) return;
         signedAtSlot.set(duty.committeeIndex, data);
         attestations.push(
           postElectra
@@ -97,7 +99,7 @@ export class AttesterService {
   /** At the aggregation deadline of `slot`: aggregate for the committees where one of ours was selected. */
   async aggregate(slot: Slot): Promise<void> {
     const {api, signer, log} = this.ctx;
-    const aggregators = (this.byEpoch.get(computeEpochAtSlot(slot))?.duties ?? []).filter(
+    const aggregators = (this.byEpoch.latest(computeEpochAtSlot(slot))?.duties ?? []).filter(
       (d) => d.slot === slot && d.isAggregator && this.ctx.validators.owns(d.pubkey, d.validatorIndex)
     );
     const signedAtSlot = this.signedData.get(slot);
@@ -115,10 +117,16 @@ export class AttesterService {
         checkAggregate(result.attestation, dataRoot, committeeIndex);
         fork = result.fork;
         const ours = aggregators.filter((d) => d.committeeIndex === committeeIndex);
-        const messages = ours.map((duty) => ({aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof}) as AggregateAndProof);
-        signed.push(...(await Promise.all(ours.map((duty, i) => signer.signAggregateAndProof(duty.pubkey, messages[i])))));
+        const messages = ours.map((duty) => ({aggregatorIndex: duty.validatorIndex, aggregate: result.attestation, selectionProof: duty.selectionProof!}) as AggregateAndProof);
+        const signedOurs = await Promise.all(ours.map((duty, i) => signedIfStillOurs(this.ctx, duty, () => signer.signAggregateAndProof(duty.pubkey, messages[i]))));
+        signed.push(...signedOurs.filter((s): s is SignedAggregateAndProof => s !== null));
       },
-      (committeeIndex, err) => log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
+      (committeeIndex, err) =>
+        // 404: the node holds no attestation of that data (ours reached it too late, or not at all):
+        // a duty missed for the network's sake, not a fault of the client or the node
+        err instanceof ApiClientError && err.status === 404
+          ? log.warn({slot, committeeIndex, reason: errorMessage(err)}, "Aggregation skipped: the beacon node has no attestation to aggregate")
+          : log.error({slot, committeeIndex, error: errorMessage(err)}, "Aggregation failed")
     );
     if (signed.length === 0 || fork === undefined) return;
     await api.publishAggregateAndProofs(signed, fork);
@@ -127,49 +135,48 @@ export class AttesterService {
 
   private async dutiesAt(slot: Slot): Promise<ScheduledDuty[]> {
     const epoch = computeEpochAtSlot(slot);
-    const epochDuties = this.byEpoch.get(epoch) ?? (await this.fetch(epoch));
+    const epochDuties = this.byEpoch.current(epoch) ?? (await this.fetch(epoch));
     // still ours: a key removed since the duties were fetched has none
     return epochDuties?.duties.filter((d) => d.slot === slot && this.ctx.validators.owns(d.pubkey, d.validatorIndex)) ?? [];
   }
 
-  /** Fetches an epoch's duties (one request at a time per epoch); failures are logged and give undefined. */
+  /** Fetches an epoch's duties for the current keys (one request at a time per epoch and key set); failures are logged and give the last ones kept. */
   private fetch(epoch: number): Promise<EpochDuties | undefined> {
-    let pending = this.fetching.get(epoch);
-    if (!pending) {
-      pending = this.load(epoch)
-        .catch((err) => {
-          this.ctx.log.error({epoch, error: errorMessage(err)}, "Failed to fetch attester duties");
-          return this.byEpoch.get(epoch);
-        })
-        .finally(() => this.fetching.delete(epoch));
-      this.fetching.set(epoch, pending);
-    }
-    return pending;
+    return this.byEpoch.fetch(epoch, (keys, kept) => this.load(epoch, keys, kept)).catch((err) => {
+      this.ctx.log.error({epoch, error: errorMessage(err)}, "Failed to fetch attester duties");
+      return this.byEpoch.latest(epoch);
+    });
   }
 
-  private async load(epoch: number): Promise<EpochDuties | undefined> {
+  /** `kept`: the duties fetched earlier for the same keys, kept as they are if their dependent root has not changed. */
+  private async load(epoch: number, {indices}: KeySet, kept: EpochDuties | undefined): Promise<EpochDuties | undefined> {
     const {api, signer, validators, log} = this.ctx;
-    const indices = validators.indices;
     if (indices.length === 0) return undefined;
     const response = await api.getAttesterDuties(epoch, indices);
     const dependentRoot = toHex(response.dependentRoot);
-    const known = this.byEpoch.get(epoch);
-    if (known?.dependentRoot === dependentRoot) {
-      if (!known.subscribed) await this.subscribe(epoch, known);
-      return known;
+    if (kept?.dependentRoot === dependentRoot) {
+      if (!kept.subscribed) await this.subscribe(epoch, kept);
+      return kept;
     }
-    if (known) log.info({epoch, previous: known.dependentRoot, dependentRoot}, "Attester duties changed with their dependent root");
+    const previous = this.byEpoch.latest(epoch)?.dependentRoot;
+    if (previous !== undefined && previous !== dependentRoot) log.info({epoch, previous, dependentRoot}, "Attester duties changed with their dependent root");
 
-    const duties = await Promise.all(
+    const scheduled = await Promise.all(
       response.duties
         .filter((d) => validators.owns(d.pubkey, d.validatorIndex))
-        .map(async (d): Promise<ScheduledDuty> => {
-          const selectionProof = await signer.signSelectionProof(d.pubkey, d.slot);
-          return {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
+        .map(async (d): Promise<ScheduledDuty | null> => {
+          try {
+            const selectionProof = await signedIfStillOurs(this.ctx, d, () => signer.signSelectionProof(d.pubkey, d.slot));
+            return selectionProof && {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
+          } catch (err) {
+            // one key that cannot sign (its remote signer down or without it) keeps the others' duties
+            log.error({epoch, slot: d.slot, validatorIndex: d.validatorIndex, error: errorMessage(err)}, "Selection proof not signed: the validator attests but does not aggregate");
+            return {...d, selectionProof: null, isAggregator: false};
+          }
         })
     );
+    const duties = scheduled.filter((d): d is ScheduledDuty => d !== null);
     const epochDuties: EpochDuties = {dependentRoot, duties, subscribed: false};
-    this.byEpoch.set(epoch, epochDuties);
     log.debug({epoch, duties: duties.length, aggregators: duties.filter((d) => d.isAggregator).length}, "Attester duties");
     await this.subscribe(epoch, epochDuties);
     return epochDuties;

@@ -33,6 +33,20 @@ export async function publishDuties(ctx: ValidatorContext, duty: ValidatorDuty, 
   if (due > ready) ctx.duties?.missed(duty, due - ready);
 }
 
+/**
+ * `sign()`'s result for a duty of `duty`'s key, or null if it failed because the key was deleted
+ * meanwhile (the signer refuses a removed key, even for a signature already waiting for its
+ * turn): the duties of the other keys go on. Any other failure is thrown.
+ */
+export async function signedIfStillOurs<T>(ctx: ValidatorContext, duty: {pubkey: Uint8Array; validatorIndex: number}, sign: () => Promise<T>): Promise<T | null> {
+  try {
+    return await sign();
+  } catch (err) {
+    if (!ctx.validators.owns(duty.pubkey, duty.validatorIndex)) return null;
+    throw err;
+  }
+}
+
 /** An error's message for a log line (stack traces stay out of the duty logs). */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -35,15 +35,13 @@ export class DoppelgangerProtection {
   private readonly validators: ValidatorIndices;
   private readonly log: TopicLogger;
   private readonly onDetected: (detection: DoppelgangerDetection) => void;
-  /** called when keys are released (their duties must be fetched again) */
-  private readonly onReleased: () => void;
 
-  constructor(api: ValidatorBeaconApi, validators: ValidatorIndices, log: TopicLogger, onDetected: (d: DoppelgangerDetection) => void, onReleased: () => void) {
+  /** A key released changes the key set's generation: its duties are fetched at the next poll (dutyStore.ts). */
+  constructor(api: ValidatorBeaconApi, validators: ValidatorIndices, log: TopicLogger, onDetected: (d: DoppelgangerDetection) => void) {
     this.api = api;
     this.validators = validators;
     this.log = log;
     this.onDetected = onDetected;
-    this.onReleased = onReleased;
   }
 
   /** Holds a key added in `epoch` until it has been seen idle long enough. */
@@ -85,17 +83,14 @@ export class DoppelgangerProtection {
       this.onDetected({pubkey: found.pubkey, index: found.index, epoch: checked});
       return;
     }
-    let released = 0;
     for (const {pubkey, index} of asked) {
       const pending = this.pending.get(pubkey);
       if (!pending || !answered.has(index) || checked === pending.from) continue;
       if (++pending.idle >= DOPPELGANGER_EPOCHS) {
         this.pending.delete(pubkey);
         this.validators.release(pubkey);
-        released++;
         this.log.info({validatorIndex: index, pubkey, epoch}, "Doppelganger protection: no other client signs with this key, it signs from now on");
       }
     }
-    if (released > 0) this.onReleased();
   }
 }

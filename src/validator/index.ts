@@ -1,42 +1,44 @@
 import {mkdir} from "node:fs/promises";
 import {join} from "node:path";
-import type {BeaconConfig} from "@lodestar/config";
-import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
-import {fromHex, toHex} from "@lodestar/utils";
-import {ApiClientError, type ApiClient} from "../api/client.ts";
+import {toHex} from "@lodestar/utils";
 import {getLogger} from "../log.ts";
-import {AttesterService} from "./attester.ts";
 import type {ValidatorBeaconApi} from "./beaconApi.ts";
 import {SlotClock} from "./clock.ts";
-import {errorMessage, type ValidatorContext} from "./context.ts";
+import type {ValidatorContext} from "./context.ts";
 import {readNodeChain} from "./nodeChain.ts";
-import {ProposerService} from "./proposer.ts";
-import {RouteFallbacks} from "./routeFallback.ts";
+import {BeaconNodes, type BeaconNodeEndpoint} from "./beaconNodes.ts";
+import type {BeaconNodeMetrics} from "../metrics/validatorMetrics.ts";
 import {ValidatorSigner} from "./signer.ts";
 import {SlashingProtection} from "./slashingProtection.ts";
-import {SyncCommitteeService} from "./syncCommittee.ts";
 import {ValidatorIndices} from "./validators.ts";
-import {BuilderRegistrations, type BuilderModeOptions} from "./builderMode.ts";
 import type {LoopTurns} from "../loopTurns.ts";
 import {type KeySourceOptions, loadStartupKeys} from "./keys/loadKeys.ts";
 import {DEFAULT_GAS_LIMIT, ProposerSettings} from "./keys/proposerSettings.ts";
 import {ValidatorKeys} from "./keys/validatorKeys.ts";
 import {DoppelgangerProtection} from "./doppelganger.ts";
+import {type ClockCheck, DutyLoop} from "./dutyLoop.ts";
 import {type KeymanagerOptions, type KeymanagerServer, startKeymanagerServer} from "./keymanager/server.ts";
-
-const ZERO_ADDRESS = "0x" + "00".repeat(20);
+import {RemoteSignerClient} from "./remote/client.ts";
+import {RemoteSignerKeys} from "./remote/signerKeys.ts";
+import {readRemoteKeys} from "./keys/remoteKeys.ts";
 
 export interface ValidatorClientOptions {
-  api: ValidatorBeaconApi;
-  /** The route-table client of the same beacon node: given, routes the node lacks fall back to older ones (routeFallback.ts). */
-  fallbackClient?: ApiClient;
+  /** The beacon node in the same process (the node's own validators), or for tests; without `beaconNodes`. */
+  api?: ValidatorBeaconApi;
+  /**
+   * Beacon nodes by their route-table clients, in order of preference (beaconNodes.ts): health
+   * checks, failover, publications to all; each falls back to older routes it lacks (routeFallback.ts).
+   */
+  beaconNodes?: {endpoints: BeaconNodeEndpoint[]; metrics?: BeaconNodeMetrics};
   /** Interop (mock-genesis) key indices of the validators to run. */
   indices: number[];
   /** Keystores to run (besides those imported through the keymanager API, always loaded from the data dir). */
   keystores?: Omit<KeySourceOptions, "interopIndices">;
   /** Keys perform duties only after two full epochs in which the beacon node saw them idle (doppelganger.ts). */
   doppelgangerProtection?: boolean;
+  /** A remote signer (Web3Signer ETH2 API) whose keys are signed with (`url`), and how long each of its answers may take (every remote key's). */
+  remoteSigner?: {url?: string; timeoutMs?: number};
   /** Serve the keymanager API. */
   keymanager?: KeymanagerOptions;
   /** Data directory; slashing protection lives in its `slashing-protection` LevelDB. */
@@ -51,6 +53,10 @@ export interface ValidatorClientOptions {
   duties?: ValidatorContext["duties"];
   /** the event loop's turns of CPU-bound work, shared with the node it runs in (a standalone client has its own) */
   turns?: LoopTurns;
+  /** the wall clock, in ms (the node's own, which tests may shift) */
+  now?: () => number;
+  /** what the beacon node measured of its clock against the network's: while `off`, nothing is signed */
+  clockCheck?: ClockCheck;
 }
 
 export interface ValidatorClient {
@@ -71,8 +77,11 @@ export interface ValidatorClient {
 export async function startValidatorClient(opts: ValidatorClientOptions): Promise<ValidatorClient> {
   // Looked up here, not at import, so the directive the CLI installs at startup applies.
   const log = getLogger("validator");
-  const {config, genesisTime} = await readNodeChain(opts.api, log);
-  const api = opts.fallbackClient ? new RouteFallbacks(opts.fallbackClient, log).wrap(opts.api, config) : opts.api;
+  const nodes = opts.beaconNodes ? new BeaconNodes(opts.beaconNodes.endpoints, log, opts.beaconNodes.metrics) : null;
+  const api = nodes?.api ?? opts.api;
+  if (!api) throw new Error("startValidatorClient: no beacon node given");
+  const {config, genesisTime} = await readNodeChain(api, log);
+  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS, opts.now);
   const protectionDir = join(opts.dataDir, "slashing-protection");
   await mkdir(protectionDir, {recursive: true});
   const protection = await SlashingProtection.open(protectionDir);
@@ -84,6 +93,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     throw err;
   }
   let startup;
+  let remoteKeys;
   let settings;
   try {
     settings = ProposerSettings.open(join(opts.dataDir, "proposer-settings.json"), {
@@ -91,6 +101,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
       gasLimit: opts.builder?.gasLimit !== undefined ? String(opts.builder.gasLimit) : DEFAULT_GAS_LIMIT,
       graffiti: opts.graffiti,
     });
+    remoteKeys = readRemoteKeys(opts.dataDir);
     startup = await loadStartupKeys({interopIndices: opts.indices, ...opts.keystores}, opts.dataDir, log);
   } catch (err) {
     await protection.close();
@@ -98,7 +109,6 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
   }
   const signer = new ValidatorSigner(config, [], protection, opts.turns);
   const ctx: ValidatorContext = {api, config, signer, validators: new ValidatorIndices([]), log, duties: opts.duties};
-  const clock = new SlotClock(genesisTime, config.SLOT_DURATION_MS);
   let halt!: (reason: string) => void;
   const halted = new Promise<string>((resolve) => (halt = resolve));
   const doppelganger = opts.doppelgangerProtection
@@ -109,11 +119,18 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
         ({index, epoch}) => {
           clock.stop();
           halt(`doppelganger protection: validator ${index} was live in epoch ${epoch}, signed by another client`);
-        },
-        () => loop.keysReleased()
+        }
       )
     : undefined;
   const currentEpoch = (): number => computeEpochAtSlot(Math.max(0, clock.currentSlot()));
+  const remoteClients = new Map<string, RemoteSignerClient>();
+  const remoteSigner = (url: string): RemoteSignerClient => {
+    const client = new RemoteSignerClient(url, opts.remoteSigner?.timeoutMs, log);
+    const known = remoteClients.get(client.url);
+    if (known) return known;
+    remoteClients.set(client.url, client);
+    return client;
+  };
   const keys = new ValidatorKeys({
     signer,
     validators: ctx.validators,
@@ -122,10 +139,20 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     dataDir: opts.dataDir,
     log,
     doppelganger: doppelganger && {register: (pubkey) => doppelganger.register(pubkey, currentEpoch()), forget: (pubkey) => doppelganger.forget(pubkey)},
+    remoteSigner,
   });
   for (const key of startup.interop) keys.add(key, key.secretKey);
   for (const keystore of startup.keystores) keys.add({pubkey: keystore.pubkey, keystore});
-  const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder);
+  for (const {pubkey, url} of remoteKeys) {
+    if (keys.has(pubkey)) log.warn({pubkey, url}, "Remote key imported earlier is also a local key: the local key signs");
+    else keys.addRemote(pubkey, url, false);
+  }
+  const signerKeys = opts.remoteSigner?.url !== undefined ? new RemoteSignerKeys(remoteSigner(opts.remoteSigner.url), keys, log) : undefined;
+  await signerKeys?.refresh();
+  const loop = new DutyLoop(ctx, clock, settings, doppelganger, opts.builder, opts.clockCheck);
+  // the keys of --remote-signer: asked for again at each epoch start
+  if (signerKeys) loop.beforeEpoch.push(() => signerKeys.refresh());
+  nodes?.onRecovered(() => loop.nodeRecovered());
 
   let keymanager: KeymanagerServer | null = null;
   try {
@@ -135,8 +162,10 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     await protection.close();
     throw err;
   }
+  // the nodes' health, checked now and then each slot on the clock (stopped with it), before the first duty
+  await nodes?.start(config, clock);
   log.info(
-    {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
+    {validators: keys.size, interop: startup.interop.length, keystores: startup.keystores.length, remote: keys.listRemote().length, doppelgangerWaiting: doppelganger?.waiting ?? 0, genesisTime, slotDurationMs: config.SLOT_DURATION_MS},
     "Validator client started"
   );
   await loop.start();
@@ -149,150 +178,8 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
       await loop.settle(config.SLOT_DURATION_MS);
       await protection.close();
       keys.releaseLocks();
+      for (const remote of remoteClients.values()) remote.close();
       log.info("Validator client stopped");
     },
   };
-}
-
-/** Runs each slot's duties at their deadlines; every task's failure is logged, none escapes. */
-class DutyLoop {
-  private readonly ctx: ValidatorContext;
-  private readonly config: BeaconConfig;
-  private readonly clock: SlotClock;
-  private readonly settings: ProposerSettings;
-  private readonly doppelganger: DoppelgangerProtection | undefined;
-  /** the settings' version last announced with prepareBeaconProposer (and in builder registrations) */
-  private announced = -1;
-  /** the key set's version last prepared for */
-  private keysVersion = -1;
-  private readonly registrations: BuilderRegistrations | null;
-  private readonly proposer: ProposerService;
-  private readonly attester: AttesterService;
-  private readonly sync: SyncCommitteeService;
-  private readonly inFlight = new Set<Promise<void>>();
-  private lastEpoch: number | null = null;
-
-  constructor(ctx: ValidatorContext, clock: SlotClock, settings: ProposerSettings, doppelganger?: DoppelgangerProtection, builder?: BuilderModeOptions) {
-    this.ctx = ctx;
-    this.doppelganger = doppelganger;
-    this.config = ctx.config;
-    this.clock = clock;
-    this.settings = settings;
-    this.registrations = builder
-      ? new BuilderRegistrations({
-          feeRecipientOf: (pubkey) => fromHex(settings.feeRecipientOf(pubkey) ?? ZERO_ADDRESS),
-          gasLimitOf: (pubkey) => Number(settings.gasLimitOf(pubkey)),
-        })
-      : null;
-    this.proposer = new ProposerService(ctx, (pubkey) => settings.graffitiBytesOf(toHex(pubkey)), builder);
-    this.attester = new AttesterService(ctx);
-    this.sync = new SyncCommitteeService(ctx);
-  }
-
-  /** Resolves the keys' indices, prepares the current epoch in the background, then follows the clock. */
-  async start(): Promise<void> {
-    const slot = Math.max(0, this.clock.currentSlot());
-    const epoch = computeEpochAtSlot(slot);
-    await this.resolveKeys(epoch);
-    this.lastEpoch = epoch;
-    this.run("epoch preparation", slot, () => this.onEpoch(epoch));
-    this.clock.start((s) => this.onSlot(s));
-  }
-
-  /** Waits for the tasks in flight, at most `timeoutMs`. */
-  async settle(timeoutMs: number): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.allSettled(this.inFlight), timeout]);
-    clearTimeout(timer);
-  }
-
-  private onSlot(slot: number): void {
-    const epoch = computeEpochAtSlot(slot);
-    const fork = this.config.getForkName(slot);
-    if (this.lastEpoch === null || epoch > this.lastEpoch) {
-      this.lastEpoch = epoch;
-      this.run("epoch preparation", slot, () => this.onEpoch(epoch));
-    } else if (this.announced !== this.settings.version || this.keysVersion !== this.ctx.validators.version) {
-      // keys or fee recipients changed through the keymanager API: from this slot on, not the next epoch
-      this.run("key changes", slot, () => this.onKeysChanged(epoch));
-    }
-    this.run("block proposal", slot, () => this.proposer.onSlotStart(slot));
-    this.run("attester duties", slot, () => this.attester.pollDuties(epoch));
-    this.at(slot, this.config.getAttestationDueMs(fork), "attestation", () => this.attester.attest(slot));
-    this.at(slot, this.config.getAggregateDueMs(fork), "aggregation", () => this.attester.aggregate(slot));
-    if (this.config.getForkSeq(slot) >= ForkSeq.altair) {
-      this.at(slot, this.config.getSyncMessageDueMs(fork), "sync committee messages", () => this.sync.produceMessages(slot));
-      this.at(slot, this.config.getSyncContributionDueMs(fork), "sync committee contributions", () => this.sync.produceContributions(slot));
-    }
-  }
-
-  /** Keys held by doppelganger protection were released: their attester duties are fetched again. */
-  keysReleased(): void {
-    this.attester.invalidate();
-  }
-
-  /** Once per epoch: resolve keys still unknown, doppelganger checks, sync committee duties, fee recipients. */
-  private async onEpoch(epoch: number): Promise<void> {
-    await this.resolveKeys(epoch);
-    await this.doppelganger?.onEpoch(epoch);
-    await Promise.all([this.sync.pollDuties(epoch), this.announceFeeRecipients(), this.register(epoch)]);
-  }
-
-  /** Keys added (resolved now, their duties fetched) or fee recipients changed since the last announcement. */
-  private async onKeysChanged(epoch: number): Promise<void> {
-    const before = this.ctx.validators.indices.length;
-    await this.resolveKeys(epoch);
-    const tasks = [this.announceFeeRecipients(), this.register(epoch)];
-    if (this.ctx.validators.indices.length !== before) tasks.push(this.sync.pollDuties(epoch));
-    await Promise.all(tasks);
-  }
-
-  /** Builder mode: each key's registration to the node, for its relay (signed again only when a preference changed). */
-  private async register(epoch: number): Promise<void> {
-    await this.registrations?.submit(this.ctx).catch((err: unknown) => this.ctx.log.error({epoch, error: errorMessage(err)}, "Builder registrations not sent"));
-  }
-
-  /** prepareBeaconProposer with each key's fee recipient (keys without one, and no default, are left to the node's). */
-  private async announceFeeRecipients(): Promise<void> {
-    const version = this.settings.version;
-    const registrations = this.ctx.validators
-      .entries()
-      .map(([pubkey, validatorIndex]) => ({validatorIndex, feeRecipient: this.settings.feeRecipientOf(pubkey)}))
-      .filter((r): r is {validatorIndex: number; feeRecipient: string} => r.feeRecipient !== undefined)
-      .map((r) => ({validatorIndex: r.validatorIndex, feeRecipient: fromHex(r.feeRecipient)}));
-    if (registrations.length > 0) await this.ctx.api.prepareBeaconProposer(registrations);
-    this.announced = version;
-  }
-
-  /** Asks the beacon node for the indices of keys not resolved yet; failures are logged. */
-  private async resolveKeys(epoch: number): Promise<void> {
-    const {api, validators, log} = this.ctx;
-    this.keysVersion = validators.version;
-    if (validators.allResolved) return;
-    try {
-      if ((await validators.resolve(api)) > 0) this.attester.invalidate();
-      if (!validators.allResolved) log.warn({epoch, known: validators.indices.length}, "Some validator keys are unknown to the beacon node");
-    } catch (err) {
-      log.error({epoch, error: errorMessage(err)}, "Failed to resolve validator indices");
-    }
-  }
-
-  private at(slot: number, offsetMs: number, what: string, task: () => Promise<void>): void {
-    this.clock.runAt(slot, offsetMs, () => this.run(what, slot, task));
-  }
-
-  private run(what: string, slot: number, task: () => Promise<void>): void {
-    const running = (async () => {
-      try {
-        await task();
-      } catch (err) {
-        // a syncing node answers 503 (the spec's rule): the validators wait for it, which is no error
-        if (err instanceof ApiClientError && err.status === 503) this.ctx.log.info({slot, reason: errorMessage(err)}, `${what} waits: the beacon node is syncing`);
-        else this.ctx.log.error({slot, error: errorMessage(err)}, `${what} failed`);
-      }
-    })();
-    this.inFlight.add(running);
-    void running.finally(() => this.inFlight.delete(running));
-  }
 }

@@ -3,7 +3,8 @@ import {computeEpochAtSlot, isSyncCommitteeAggregator} from "@lodestar/state-tra
 import type {Root, Slot, altair} from "@lodestar/types";
 import {byteArrayEquals} from "@lodestar/utils";
 import type {SyncDuty} from "./beaconApi.ts";
-import {errorMessage, forEachSettled, publishDuties, type ValidatorContext} from "./context.ts";
+import {errorMessage, forEachSettled, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
+import {DutyStore} from "./dutyStore.ts";
 
 const SUBCOMMITTEE_SIZE = SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT;
 
@@ -18,24 +19,40 @@ function dutyPeriodOfSlot(slot: Slot): number {
 
 /**
  * Sync committee messages and contributions (altair validator.md). Duties are per sync
- * committee period, fetched for the current and the next period at every epoch start.
+ * committee period, fetched for the current and the next period at every epoch start, and
+ * again as soon as the keys change (a fetch begun before the change never overwrites what is
+ * fetched after it: dutyStore.ts).
  */
 export class SyncCommitteeService {
   private readonly ctx: ValidatorContext;
-  private readonly byPeriod = new Map<number, SyncDuty[]>();
+  private readonly byPeriod: DutyStore<SyncDuty[]>;
   /** The head block root each slot's messages signed, for that slot's contributions. */
   private readonly signedRoots = new Map<Slot, Root>();
 
   constructor(ctx: ValidatorContext) {
     this.ctx = ctx;
+    this.byPeriod = new DutyStore(ctx.validators);
   }
 
   /** At an epoch start: (re)fetch the duties of the current and the next sync committee period. */
   async pollDuties(epoch: number): Promise<void> {
+    await this.poll(epoch, false);
+  }
+
+  /** Any other slot: fetch the duties of the current and the next period again if the keys changed since (or the last fetch failed). */
+  async pollChanged(epoch: number): Promise<void> {
+    await this.poll(epoch, true);
+  }
+
+  private async poll(epoch: number, onlyStale: boolean): Promise<void> {
     const period = syncPeriodOf(epoch);
-    for (const known of this.byPeriod.keys()) if (known < period) this.byPeriod.delete(known);
+    this.byPeriod.forgetBefore(period);
     const nextPeriodStart = (period + 1) * EPOCHS_PER_SYNC_COMMITTEE_PERIOD;
-    await Promise.all([this.fetch(period, epoch), this.fetch(period + 1, nextPeriodStart)]);
+    const periods: [period: number, epoch: number][] = [
+      [period, epoch],
+      [period + 1, nextPeriodStart],
+    ];
+    await Promise.all(periods.filter(([p]) => !onlyStale || this.byPeriod.current(p) === undefined).map(([p, e]) => this.fetch(p, e)));
   }
 
   /** At the sync message deadline of `slot`: sign the head block root for every member of ours. */
@@ -44,18 +61,21 @@ export class SyncCommitteeService {
     const duties = this.dutiesAt(slot);
     if (duties.length === 0) return;
     const beaconBlockRoot = await api.getBlockRoot("head");
-    const messages: altair.SyncCommitteeMessage[] = await Promise.all(
-      duties.map(async (duty) => ({
-        slot,
-        beaconBlockRoot,
-        validatorIndex: duty.validatorIndex,
-        signature: await signer.signSyncCommitteeMessage(duty.pubkey, slot, beaconBlockRoot),
-      }))
+    // each key on its own: one that cannot sign (its remote signer down or without it) costs only its message
+    const signed: (altair.SyncCommitteeMessage | null)[] = [];
+    await forEachSettled(
+      duties,
+      async (duty) => {
+        const signature = await signedIfStillOurs(this.ctx, duty, () => signer.signSyncCommitteeMessage(duty.pubkey, slot, beaconBlockRoot));
+        signed.push(signature && {slot, beaconBlockRoot, validatorIndex: duty.validatorIndex, signature});
+      },
+      (duty, err) => log.error({slot, validatorIndex: duty.validatorIndex, error: errorMessage(err)}, "Sync committee message not signed")
     );
+    const messages = signed.filter((m): m is altair.SyncCommitteeMessage => m !== null);
     this.signedRoots.set(slot, beaconBlockRoot);
     for (const old of this.signedRoots.keys()) if (old < slot) this.signedRoots.delete(old);
     await publishDuties(this.ctx, "sync_committee_message", duties.length, messages.length, () => api.submitSyncCommitteeMessages(messages));
-    log.info({slot, count: messages.length}, "Published sync committee messages");
+    if (messages.length > 0) log.info({slot, count: messages.length}, "Published sync committee messages");
   }
 
   /** At the contribution deadline of `slot`: contribute for each subcommittee where one of ours was selected. */
@@ -68,9 +88,19 @@ export class SyncCommitteeService {
     const seats = this.dutiesAt(slot).flatMap((duty) =>
       [...new Set(duty.validatorSyncCommitteeIndices.map((i) => Math.floor(i / SUBCOMMITTEE_SIZE)))].map((subcommitteeIndex) => ({duty, subcommitteeIndex}))
     );
-    // asked for all at once, the proofs are signed a few milliseconds' worth per turn, not one per turn
-    const proofs = await Promise.all(seats.map(({duty, subcommitteeIndex}) => signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex)));
-    const selected = seats.map((seat, i) => ({...seat, selectionProof: proofs[i]})).filter(({selectionProof}) => isSyncCommitteeAggregator(selectionProof));
+    // asked for all at once, the proofs are signed a few milliseconds' worth per turn, not one per turn;
+    // a seat whose proof cannot be signed does not aggregate
+    const proofs = await Promise.allSettled(
+      seats.map(({duty, subcommitteeIndex}) => signedIfStillOurs(this.ctx, duty, () => signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex)))
+    );
+    const selected = seats.flatMap((seat, i) => {
+      const proof = proofs[i];
+      if (proof.status === "rejected") {
+        log.error({slot, validatorIndex: seat.duty.validatorIndex, error: errorMessage(proof.reason)}, "Sync selection proof not signed: no contribution from this seat");
+        return [];
+      }
+      return proof.value !== null && isSyncCommitteeAggregator(proof.value) ? [{...seat, selectionProof: proof.value}] : [];
+    });
     if (selected.length === 0) return;
 
     const contributions = new Map<number, Promise<altair.SyncCommitteeContribution>>();
@@ -87,7 +117,10 @@ export class SyncCommitteeService {
         if (c.slot !== slot || c.subcommitteeIndex !== subcommitteeIndex || !byteArrayEquals(c.beaconBlockRoot, beaconBlockRoot)) {
           throw new Error(`beacon node returned a contribution for slot ${c.slot} subcommittee ${c.subcommitteeIndex}`);
         }
-        signed.push(await signer.signContributionAndProof(duty.pubkey, {aggregatorIndex: duty.validatorIndex, contribution: c, selectionProof}));
+        const contributionAndProof = await signedIfStillOurs(this.ctx, duty, () =>
+          signer.signContributionAndProof(duty.pubkey, {aggregatorIndex: duty.validatorIndex, contribution: c, selectionProof})
+        );
+        if (contributionAndProof) signed.push(contributionAndProof);
       },
       ({duty, subcommitteeIndex}, err) =>
         log.error({slot, validatorIndex: duty.validatorIndex, subcommitteeIndex, error: errorMessage(err)}, "Sync contribution failed")
@@ -100,17 +133,17 @@ export class SyncCommitteeService {
   private dutiesAt(slot: Slot): SyncDuty[] {
     if (this.ctx.config.getForkSeq(slot) < ForkSeq.altair) return [];
     // still ours: a key removed since the duties were fetched has none
-    return (this.byPeriod.get(dutyPeriodOfSlot(slot)) ?? []).filter((d) => this.ctx.validators.owns(d.pubkey, d.validatorIndex));
+    return (this.byPeriod.latest(dutyPeriodOfSlot(slot)) ?? []).filter((d) => this.ctx.validators.owns(d.pubkey, d.validatorIndex));
   }
 
   /** Fetches a period's duties by asking for `epoch` in it; skipped before altair, failures logged. */
   private async fetch(period: number, epoch: number): Promise<void> {
     const {api, config, validators, log} = this.ctx;
-    const indices = validators.indices;
-    if (indices.length === 0 || config.getForkSeqAtEpoch(epoch) < ForkSeq.altair) return;
+    if (config.getForkSeqAtEpoch(epoch) < ForkSeq.altair) return;
     try {
-      const duties = await api.getSyncCommitteeDuties(epoch, indices);
-      this.byPeriod.set(period, duties.filter((d) => validators.owns(d.pubkey, d.validatorIndex)));
+      await this.byPeriod.fetch(period, async ({indices}) =>
+        indices.length === 0 ? [] : (await api.getSyncCommitteeDuties(epoch, indices)).filter((d) => validators.owns(d.pubkey, d.validatorIndex))
+      );
     } catch (err) {
       log.error({period, epoch, error: errorMessage(err)}, "Failed to fetch sync committee duties");
     }

@@ -7,8 +7,14 @@ export class ValidatorIndices {
   private readonly indexByPubkey = new Map<string, number>();
   /** keys whose duties are not performed (doppelganger protection holds them) */
   private readonly held = new Set<string>();
-  /** bumped when a key is added or removed */
+  /** bumped when a key is added or removed (keys to resolve, fee recipients to announce) */
   version = 0;
+  /**
+   * bumped whenever the keys that perform duties change: a key resolved to its index, removed,
+   * held or released. Duties fetched for an earlier generation were asked for other indices: they
+   * are fetched again, and never stored over those of a later generation (dutyStore.ts).
+   */
+  generation = 0;
 
   constructor(pubkeys: Uint8Array[]) {
     for (const pubkey of pubkeys) this.add(pubkey);
@@ -23,10 +29,20 @@ export class ValidatorIndices {
   /** Duties of this key are ignored until `release`. */
   hold(pubkeyHex: string): void {
     this.held.add(pubkeyHex);
+    this.generation++;
   }
 
   release(pubkeyHex: string): void {
     this.held.delete(pubkeyHex);
+    this.generation++;
+  }
+
+  /**
+   * Duties fetched so far are fetched again (and their subnet subscriptions sent with them), as
+   * after a change of keys: a beacon node that comes back may have lost them.
+   */
+  refetchDuties(): void {
+    this.generation++;
   }
 
   /** Forgets a key: duties naming it are ignored from now on. */
@@ -35,6 +51,7 @@ export class ValidatorIndices {
     this.pubkeys.delete(pubkeyHex);
     this.indexByPubkey.delete(pubkeyHex);
     this.version++;
+    this.generation++;
   }
 
   /** Indices of the keys the beacon node knows, ascending. */
@@ -79,6 +96,7 @@ export class ValidatorIndices {
         added++;
       }
     }
+    if (added > 0) this.generation++;
     return added;
   }
 }

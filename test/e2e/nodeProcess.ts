@@ -39,12 +39,16 @@ export class NodeProcess {
    * `isolated`: the process runs in a network namespace of its own whose only interface is
    * loopback (`unshare -n`, as root), so that nothing it sends can leave the machine (a node
    * that dials a public network's bootnodes gets "network unreachable").
+   * `mountNamespaceOf`: the process runs in the mount namespace of that pid (`nsenter -m`, as
+   * root), where a test mounted a small filesystem.
    */
-  constructor(args: string[], env: Record<string, string> = {}, opts: {isolated?: boolean} = {}) {
+  constructor(args: string[], env: Record<string, string> = {}, opts: {isolated?: boolean; mountNamespaceOf?: number} = {}) {
     const argv = [BIN, ...withTestNetwork(args), "--log-format", "json"];
     const [command, commandArgs] = opts.isolated
       ? ["unshare", ["--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath, ...argv]]
-      : [process.execPath, argv];
+      : opts.mountNamespaceOf !== undefined
+        ? ["nsenter", ["-t", String(opts.mountNamespaceOf), "-m", "--", process.execPath, ...argv]]
+        : [process.execPath, argv];
     this.proc = spawn(command, commandArgs, {
       env: {...process.env, ...env},
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,3 +1,4 @@
+// suite: alone (kills at seeded moments and a head that must keep moving)
 import {describe, expect, it} from "@jest/globals";
 import {runSoak} from "../soak/soak.ts";
 

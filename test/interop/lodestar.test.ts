@@ -1,3 +1,4 @@
+// suite: alone (Lodestar 1.5.1 must take each new head from gossip within 1.5 slots)
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {writeFileSync} from "node:fs";
 import {join} from "node:path";

@@ -5,26 +5,19 @@ import {getValidatorStatus, mapToGeneralStatus, type SignedBeaconBlock} from "@l
 import {byteArrayEquals} from "@lodestar/utils";
 import type {BlockError, BlockErrorCode, IBeaconChain} from "../../chain/interface.ts";
 import type {PublishedSidecars} from "../../chain/blobs/published.ts";
-import {type ValidatorId, formatValidatorId} from "../codecs.ts";
+import type {ValidatorId} from "../codecs.ts";
 import {badRequest, notFound} from "../errors.ts";
 import type {BlockHeaderResponse, BroadcastValidation, SignedBlindedOrFullBlock, ValidatorResponse, ValidatorStatusFilter, beaconRoutes} from "../routes/beacon.ts";
 import type {Handlers} from "../routes/types.ts";
 import {lazyList} from "../streaming.ts";
 import {blindBlock, unblindThroughBuilder} from "./blindedBlocks.ts";
 import {type ApiContext, broadcast} from "./context.ts";
-import {answerCacheOf, cachedLatestBlockRoot, headKey} from "./answerCache.ts";
-import {keptHex, markShared} from "../jsonText.ts";
+import {answerCacheOf, headKey} from "./answerCache.ts";
 import {useNewerRoute} from "./newerRoute.ts";
 import {blockRootOf, isFinalizedSlot, resolveBlock, resolveState, resolveStoredBlock, selectedIndices} from "./resolve.ts";
 import {blobSidecars, blobsOfBlock, maxBlobsAt} from "./sidecars.ts";
 
 /** Handlers of the Beacon tag's genesis, state and block routes. */
-
-/**
- * Validator lookups of the head kept until the head moves: only short lists, as the answer cache
- * holds up to 4,096 answers of one head (a flood of distinct lists keeps at most a few MiB).
- */
-const MAX_KEPT_VALIDATOR_IDS = 4;
 
 /** The validators named by `ids` (all when empty) with one of `statuses` (any when empty), read from the state as they are iterated. */
 function validatorResponses(state: CachedBeaconStateAllForks, ids: ValidatorId[], statuses: ValidatorStatusFilter[]): Iterable<ValidatorResponse> {
@@ -154,15 +147,7 @@ export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {
 
   async getStateValidators({stateId, id, status}, {chain}) {
     const {state, ...meta} = await resolveState(chain, stateId);
-    const ids = id ?? [];
-    const statuses = status ?? [];
-    if (stateId === "head" && ids.length > 0 && ids.length <= MAX_KEPT_VALIDATOR_IDS) {
-      // a few validators of the head, asked again and again (a dashboard, a validator client's keys): kept until the head moves
-      const key = `validators:${keptHex(cachedLatestBlockRoot(state))}:${ids.map(formatValidatorId).join(",")}:${statuses.join(",")}`;
-      const data = await answerCacheOf(chain).ofHeadGet(key, () => Array.from(validatorResponses(state, ids, statuses), markShared));
-      return {data, meta};
-    }
-    return {data: validatorResponses(state, ids, statuses), meta};
+    return {data: validatorResponses(state, id ?? [], status ?? []), meta};
   },
 
   async postStateValidators({stateId, filter}, {chain}) {
@@ -172,9 +157,7 @@ export const beaconHandlers: Handlers<typeof beaconRoutes, ApiContext> = {
 
   async getStateValidator({stateId, validatorId}, {chain}) {
     const {state, ...meta} = await resolveState(chain, stateId);
-    const find = (): ValidatorResponse | undefined => [...validatorResponses(state, [validatorId], [])][0];
-    const validator =
-      stateId === "head" ? await answerCacheOf(chain).ofHeadGet(`validator:${keptHex(cachedLatestBlockRoot(state))}:${formatValidatorId(validatorId)}`, find) : find();
+    const [validator] = validatorResponses(state, [validatorId], []);
     if (!validator) throw notFound("Validator not found");
     return {data: validator, meta};
   },

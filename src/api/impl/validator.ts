@@ -54,6 +54,9 @@ const ALWAYS_BUILDER = 2n ** 64n - 1n;
 
 async function produceBlock(args: ProduceBlockArgs, ctx: ApiContext, builderBoostFactor?: bigint) {
   assertNotSyncing(ctx);
+  // a block the node could not store is not produced (nor signed by whoever asked): 503 with the reason
+  const paused = ctx.chain.writesPausedError();
+  if (paused) throw paused;
   assertHeadNotOptimistic(ctx);
   const {slot, randaoReveal, graffiti, skipRandaoVerification} = args;
   if (skipRandaoVerification && !randaoReveal.every((b, i) => b === G2_INFINITY[i])) {

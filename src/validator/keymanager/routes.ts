@@ -14,9 +14,9 @@ import type {ValidatorIndices} from "../validators.ts";
  * The keymanager API's routes (keymanager-oapi.yaml), each checking its request as the spec's
  * schema says (a bad one is a 400 naming the field) and answering the spec's shapes.
  *
- * Remote keys (`/eth/v1/remotekeys`): this client has no remote signer, so it lists none,
- * refuses each import with an `error` status saying so, and finds none to delete; the spec's
- * statuses say exactly that, nothing is pretended.
+ * Remote keys (`/eth/v1/remotekeys`): those of `--remote-signer` (read-only) and those imported
+ * here (kept in the data dir), each with its signer's URL; an imported key signs from the next
+ * duty on, through its signer's Web3Signer API.
  */
 
 export interface KeymanagerContext {
@@ -120,17 +120,28 @@ const deleteKeys: Handler = async (req, ctx) => {
   return ok({data: statuses, slashing_protection: slashingProtection});
 };
 
-const listRemoteKeys: Handler = async () => ok({data: []});
+const listRemoteKeys: Handler = async (_req, ctx) => ok({data: ctx.keys.listRemote()});
 
-const importRemoteKeys: Handler = async (req) => {
+const importRemoteKeys: Handler = async (req, ctx) => {
   const remoteKeys = bodyObject(req.body).remote_keys;
   if (!Array.isArray(remoteKeys)) throw badRequest("remote_keys must be an array");
-  return ok({data: remoteKeys.map(() => ({status: "error", message: "remote signing is not supported by this validator client yet"}))});
+  const definitions = remoteKeys.map((item: unknown, i) => {
+    const field = `remote_keys[${i}]`;
+    if (typeof item !== "object" || item === null || Array.isArray(item)) throw badRequest(`${field} must be an object`);
+    const definition = item as Record<string, unknown>;
+    try {
+      // the spec leaves url optional: a key without one is refused on its own (it has no signer to ask)
+      return {pubkey: stringField(definition, "pubkey", PUBKEY).toLowerCase(), url: definition.url === undefined ? "" : stringField(definition, "url")};
+    } catch (e) {
+      throw badRequest(`${field}.${(e as Error).message}`);
+    }
+  });
+  return ok({data: await ctx.keys.importRemoteKeys(definitions)});
 };
 
-const deleteRemoteKeys: Handler = async (req) => {
-  const pubkeys = stringArray(bodyObject(req.body).pubkeys, "pubkeys", PUBKEY);
-  return ok({data: pubkeys.map(() => ({status: "not_found"}))});
+const deleteRemoteKeys: Handler = async (req, ctx) => {
+  const pubkeys = stringArray(bodyObject(req.body).pubkeys, "pubkeys", PUBKEY).map((pk) => pk.toLowerCase());
+  return ok({data: await ctx.keys.deleteRemoteKeys(pubkeys)});
 };
 
 const listFeeRecipient: Handler = async (req, ctx) => {

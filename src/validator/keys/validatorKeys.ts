@@ -1,5 +1,6 @@
-import {mkdir, readdir, rename, rm, rmdir, writeFile} from "node:fs/promises";
+import {mkdir, readdir, rm, rmdir} from "node:fs/promises";
 import {dirname, join} from "node:path";
+import {fromHex} from "@lodestar/utils";
 import type {TopicLogger} from "../../log.ts";
 import {InterchangeError, interchangeJson, parseInterchange} from "../interchange.ts";
 import type {ValidatorSigner} from "../signer.ts";
@@ -9,14 +10,18 @@ import {KeystoreError, keystorePubkey, parseKeystore} from "./keystore.ts";
 import {KEYSTORE_FILE, type LoadedKey, unlockKeystore} from "./keystoreDir.ts";
 import {KeystoreLock} from "./lockFile.ts";
 import type {ProposerSettings} from "./proposerSettings.ts";
+import type {RemoteSignerClient} from "../remote/client.ts";
+import {type RemoteKeyDefinition, remoteSignerUrl, saveRemoteKeys} from "./remoteKeys.ts";
+import {writeWhole} from "./writeWhole.ts";
 
 /**
  * The keys a running validator client signs with, and their changes through the keymanager
  * API. A key is an interop key (`--interop-indices`, read-only) or a keystore's (loaded at
  * start, or imported: written to `<data dir>/keystores/<0xpubkey>/voting-keystore.json` with
- * its password in `<data dir>/secrets/<0xpubkey>`, and loaded from there at every start).
- * Imports and deletions run one at a time, and take effect at once: the duties look the keys
- * up when they run.
+ * its password in `<data dir>/secrets/<0xpubkey>`, and loaded from there at every start), or a
+ * remote signer's (`--remote-signer`, read-only, or imported: kept in
+ * `<data dir>/remote-keys.json`, remoteKeys.ts). Imports and deletions run one at a time, and
+ * take effect at once: the duties look the keys up when they run.
  */
 
 export type ImportStatus = {status: "imported" | "duplicate" | "error"; message?: string};
@@ -27,8 +32,10 @@ export class KeyRequestError extends Error {}
 
 interface ManagedKey {
   pubkey: string;
-  /** undefined for an interop key */
+  /** undefined for an interop key and a remote one */
   keystore?: LoadedKey;
+  /** a remote signer's key: its URL, and whether it came from the command line (not deletable) */
+  remote?: {url: string; readonly: boolean};
 }
 
 export interface ValidatorKeysOptions {
@@ -41,6 +48,8 @@ export interface ValidatorKeysOptions {
   log: TopicLogger;
   /** with doppelganger protection: every key added is held until seen idle */
   doppelganger?: {register(pubkey: string): void; forget(pubkey: string): void};
+  /** the client of the remote signer at this URL (one per URL); none: remote keys are refused */
+  remoteSigner?(url: string): RemoteSignerClient;
 }
 
 export function importedKeystoresDir(dataDir: string): string {
@@ -68,6 +77,17 @@ export class ValidatorKeys {
     this.opts.validators.add(this.opts.signer.addKey(secretKey));
   }
 
+  /** Signs with a remote signer's key from now on. */
+  addRemote(pubkey: string, url: string, readonly: boolean): void {
+    if (!this.opts.remoteSigner) throw new Error("this client takes no remote keys");
+    const client = this.opts.remoteSigner(url);
+    this.keys.set(pubkey, {pubkey, remote: {url, readonly}});
+    this.opts.doppelganger?.register(pubkey);
+    const bytes = fromHex(pubkey);
+    this.opts.signer.addRemoteKey(bytes, client);
+    this.opts.validators.add(bytes);
+  }
+
   has(pubkey: string): boolean {
     return this.keys.has(pubkey);
   }
@@ -76,13 +96,18 @@ export class ValidatorKeys {
     return this.keys.size;
   }
 
-  /** The keys, as listKeys answers them. */
+  /** The local keys (interop and keystores), as listKeys answers them. */
   list(): {validating_pubkey: string; derivation_path?: string; readonly: boolean}[] {
-    return [...this.keys.values()].map((k) => ({
+    return this.local().map((k) => ({
       validating_pubkey: k.pubkey,
       ...(k.keystore?.derivationPath ? {derivation_path: k.keystore.derivationPath} : {}),
       readonly: k.keystore === undefined,
     }));
+  }
+
+  /** The remote keys, as listRemoteKeys answers them. */
+  listRemote(): {pubkey: string; url: string; readonly: boolean}[] {
+    return [...this.keys.values()].flatMap((k) => (k.remote ? [{pubkey: k.pubkey, url: k.remote.url, readonly: k.remote.readonly}] : []));
   }
 
   /** Releases every keystore lock (at stop). */
@@ -152,6 +177,10 @@ export class ValidatorKeys {
       const removed: ManagedKey[] = [];
       for (const pubkey of pubkeys) {
         const key = this.keys.get(pubkey);
+        if (key?.remote) {
+          statuses.push({status: "error", message: "a remote signer's key: delete it with DELETE /eth/v1/remotekeys"});
+          continue;
+        }
         if (key && !key.keystore) {
           statuses.push({status: "error", message: "an interop key (--interop-indices): it cannot be deleted; restart the client without it"});
           continue;
@@ -188,6 +217,82 @@ export class ValidatorKeys {
       if (root === null) throw new Error("the slashing protection records are bound to no chain");
       return {statuses, slashingProtection: JSON.stringify(interchangeJson(root, histories, "complete"))};
     });
+  }
+
+  /**
+   * importRemoteKeys: each new key is written to `remote-keys.json` (with those imported before),
+   * then signed with through its remote signer from the next duty on.
+   */
+  importRemoteKeys(definitions: RemoteKeyDefinition[]): Promise<ImportStatus[]> {
+    return this.serialized(async () => {
+      const statuses: ImportStatus[] = [];
+      const added: RemoteKeyDefinition[] = [];
+      for (const {pubkey, url} of definitions) {
+        if (this.keys.has(pubkey) || added.some((d) => d.pubkey === pubkey)) {
+          statuses.push({status: "duplicate"});
+          continue;
+        }
+        try {
+          added.push({pubkey, url: remoteSignerUrl(url)});
+          statuses.push({status: "imported"});
+        } catch (e) {
+          statuses.push({status: "error", message: `url: ${(e as Error).message}`});
+        }
+      }
+      if (added.length === 0) return statuses;
+      try {
+        await saveRemoteKeys(this.opts.dataDir, [...this.importedRemote(), ...added]);
+      } catch (e) {
+        const message = `the remote keys could not be stored: ${(e as Error).message}`;
+        return statuses.map((s) => (s.status === "imported" ? {status: "error", message} : s));
+      }
+      for (const {pubkey, url} of added) {
+        this.addRemote(pubkey, url, false);
+        this.opts.log.info({pubkey, url}, "Imported a remote key through the keymanager API");
+      }
+      return statuses;
+    });
+  }
+
+  /** deleteRemoteKeys: the keys stop signing (a check in flight is waited for), then go from `remote-keys.json`. */
+  deleteRemoteKeys(pubkeys: string[]): Promise<DeleteStatus[]> {
+    return this.serialized(async () => {
+      const {signer, validators, protection, log} = this.opts;
+      const statuses: DeleteStatus[] = [];
+      const removed: ManagedKey[] = [];
+      for (const pubkey of pubkeys) {
+        const key = this.keys.get(pubkey);
+        if (!key?.remote) statuses.push({status: "not_found"});
+        else if (key.remote.readonly) statuses.push({status: "error", message: "a key of --remote-signer: restart the client without it"});
+        else {
+          signer.removeKey(pubkey);
+          validators.remove(pubkey);
+          this.opts.doppelganger?.forget(pubkey);
+          this.keys.delete(pubkey);
+          removed.push(key);
+          statuses.push({status: "deleted"});
+        }
+      }
+      if (removed.length === 0) return statuses;
+      await Promise.all(removed.map((k) => protection.idle(k.pubkey)));
+      try {
+        await saveRemoteKeys(this.opts.dataDir, this.importedRemote());
+      } catch (e) {
+        const message = `the key signs no more, but remote-keys.json could not be written (it would be used again at the next start): ${(e as Error).message}`;
+        return statuses.map((s) => (s.status === "deleted" ? {status: "error", message} : s));
+      }
+      for (const key of removed) log.info({pubkey: key.pubkey, url: key.remote!.url}, "Deleted a remote key through the keymanager API");
+      return statuses;
+    });
+  }
+
+  private local(): ManagedKey[] {
+    return [...this.keys.values()].filter((k) => !k.remote);
+  }
+
+  /** The remote keys imported through the API (those remote-keys.json keeps). */
+  private importedRemote(): RemoteKeyDefinition[] {
+    return [...this.keys.values()].flatMap((k) => (k.remote && !k.remote.readonly ? [{pubkey: k.pubkey, url: k.remote.url}] : []));
   }
 
   private async importProtection(text: string, pubkeys: Set<string | undefined>): Promise<void> {
@@ -234,10 +339,4 @@ export class ValidatorKeys {
     this.queue = run.catch(() => undefined);
     return run;
   }
-}
-
-async function writeWhole(path: string, text: string): Promise<void> {
-  const partial = `${path}.partial`;
-  await writeFile(partial, text, {mode: 0o600});
-  await rename(partial, path);
 }

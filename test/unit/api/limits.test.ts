@@ -1,3 +1,4 @@
+// suite: alone (the event loop's gaps while a 20 MB body is parsed)
 import http from "node:http";
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {connect, type Socket} from "node:net";

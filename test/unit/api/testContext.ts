@@ -86,6 +86,11 @@ export class TestChain implements IBeaconChain {
   currentSlot(): number {
     return this.slot;
   }
+  /** set by a test: the disk is full */
+  writesPaused: Error | null = null;
+  writesPausedError(): Error | null {
+    return this.writesPaused;
+  }
   getHead() {
     return {slot: 0, blockRoot: this.genesisRoot, stateRoot: this.state.hashTreeRoot(), executionBlockHash: new Uint8Array(32)};
   }

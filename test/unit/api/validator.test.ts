@@ -7,6 +7,7 @@ import request from "supertest";
 import {createApp} from "../../../src/api/server/index.ts";
 import {REJECTED_SLOT, createTestContext, type TestContext} from "./testContext.ts";
 import {collectBytes} from "./binary.ts";
+import {DiskFullError} from "../../../src/db/diskFull.ts";
 
 let t: TestContext;
 let app: ReturnType<typeof createApp>;
@@ -93,6 +94,16 @@ describe("duties", () => {
 });
 
 describe("block production", () => {
+  it("answers 503 with the reason while the disk is full: no block the node could not store is produced", async () => {
+    t.chain.writesPaused = new DiskFullError("/data/beacon");
+    try {
+      const res = await request(app).get(`/eth/v3/validator/blocks/1?randao_reveal=${RANDAO}`).expect(503);
+      expect(res.body).toEqual({code: 503, message: expect.stringMatching(/^no space left on the disk of \/data\/beacon/)});
+    } finally {
+      t.chain.writesPaused = null;
+    }
+  });
+
   it("produceBlockV3 answers the block contents with its values in body and headers", async () => {
     const res = await request(app).get(`/eth/v3/validator/blocks/1?randao_reveal=${RANDAO}&graffiti=hello%20world`).expect(200);
     expect(res.headers).toMatchObject({

@@ -125,7 +125,7 @@ describe("the command line", () => {
     [["node", "--tcp-port", "x"], 'beacon-gateway: --tcp-port: "x" is not a whole number\n'],
     [["node", "--target-peers", "60", "--max-peers", "59"], "beacon-gateway: --max-peers: 59 is below --target-peers 60\n"],
     [["node", "--direct-peer", "/ip4/10.0.0.2/udp/1"], 'beacon-gateway: --direct-peer: "/ip4/10.0.0.2/udp/1" is not /ip4/ADDR/tcp/PORT, optionally followed by /p2p/PEER_ID\n'],
-    [["validator"], "beacon-gateway: --beacon-node URL is required\n"],
+    [["validator"], "beacon-gateway: --beacon-node URL[,URL…] is required\n"],
     [["compat", "--upstream", "ftp://h"], 'beacon-gateway: --upstream: "ftp://h" is not an http(s) URL\n'],
   ])("%j exits 2 with one line naming the option", (args, stderr) => {
     expect(cli(...args)).toEqual({status: 2, stdout: "", stderr});

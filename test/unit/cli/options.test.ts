@@ -231,8 +231,15 @@ describe("node options", () => {
 
 describe("validator options", () => {
   it("needs --beacon-node", () => {
-    expect(() => parseValidatorOptions([])).toThrow("--beacon-node URL is required");
+    expect(() => parseValidatorOptions([])).toThrow("--beacon-node URL[,URL…] is required");
     expect(() => parseValidatorOptions(["--beacon-node", "not a url"])).toThrow('--beacon-node: "not a url" is not a URL');
+    expect(() => parseValidatorOptions(["--beacon-node", "ftp://h"])).toThrow('--beacon-node: "ftp://h" is not an http(s) URL');
+    expect(() => parseValidatorOptions(["--beacon-node", ","])).toThrow("--beacon-node: give at least one URL");
+  });
+
+  it("takes several beacon nodes, comma-separated or repeated, in the order given, each once", () => {
+    expect(parseValidatorOptions(["--beacon-node", "http://a:5052,http://b:5052", "--beacon-node", "https://c/api"])).toMatchObject({beaconNodes: ["http://a:5052", "http://b:5052", "https://c/api"]});
+    expect(() => parseValidatorOptions(["--beacon-node", "http://a:5052,http://a:5052/"])).toThrow('--beacon-node: "http://a:5052/" is given twice');
   });
 
   it("reads indices and defaults", () => {

@@ -1,5 +1,5 @@
 import {describe, it, expect} from "@jest/globals";
-import {GENESIS, createForkChoice, makeBlock, root, vote} from "./fixtures.ts";
+import {GENESIS, createForkChoice, makeBlock, root, vote, weightOf} from "./fixtures.ts";
 import type {ForkChoice} from "../../../src/forkchoice/index.ts";
 
 /**
@@ -76,5 +76,29 @@ describe("ForkChoice execution validity", () => {
     // with D invalid too, A (whose children are all invalid) is the head
     fc.onPayloadInvalid(D, hash(0xa));
     expect(fc.updateHead().blockRoot).toBe(A);
+  });
+
+  it("takes an invalid block's weight off its ancestors (regression: the votes on it kept its branch the heaviest)", () => {
+    // sync/optimistic.md, Fork Choice: "a block deemed INVALIDATED at any point MUST NOT be included
+    // in the canonical chain and the weights from those INVALIDATED blocks MUST NOT be applied to
+    // any VALID or NOT_VALIDATED ancestors". Found by the differential test against Lodestar 1.5.1.
+    const fc = tree();
+    vote(fc, [0, 1, 2, 3, 4, 5], C, 0);
+    vote(fc, [6, 7, 8, 9], D, 0);
+    fc.onTick(11);
+    expect(fc.updateHead().blockRoot).toBe(C);
+    fc.onPayloadInvalid(B, hash(0xa));
+    const headAfter = fc.updateHead().blockRoot;
+    const weights = Object.fromEntries(fc.getAllNodes().map((n) => [n.blockRoot, n.weight]));
+    expect([weights[B], weights[C]]).toEqual([0, 0]);
+    // A carries D's four votes only, not C's six
+    expect(weights[A]).toBe(weights[D]);
+    expect(headAfter).toBe(D);
+    // votes moving off the invalid block change nothing above it
+    vote(fc, [0, 1], D, 1);
+    fc.onTick(20);
+    fc.updateHead();
+    expect(weightOf(fc, A)).toBe(weightOf(fc, D));
+    expect(weightOf(fc, C)).toBe(0);
   });
 });

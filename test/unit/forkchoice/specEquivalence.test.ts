@@ -1,63 +1,17 @@
 import {describe, it, expect} from "@jest/globals";
-import {ForkChoice, ForkChoiceError, type CheckpointHex, type ProtoBlock} from "../../../src/forkchoice/index.ts";
-import {OPTS, SLOTS_PER_EPOCH, cp, genesisBlock, root} from "./fixtures.ts";
+import {ForkChoice, ForkChoiceError, type CheckpointHex} from "../../../src/forkchoice/index.ts";
+import {OPTS, SLOTS_PER_EPOCH, genesisBlock, root} from "./fixtures.ts";
+import {balancesOf, epochOf, randomBlock, seededInts} from "./randomTree.ts";
 import {SpecStore} from "./specStore.ts";
 
 const VALIDATORS = 24;
-
-/** mulberry32: a small seeded PRNG so every run replays the same scenarios */
-function prng(seed: number): (n: number) => number {
-  let a = seed >>> 0;
-  return (n: number) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
-}
-
-/** Justified balances differ per checkpoint, with some validators inactive (0). */
-function balancesOf(checkpoint: CheckpointHex): number[] {
-  const salt = parseInt(checkpoint.root.slice(-6), 16) + checkpoint.epoch * 7919;
-  return Array.from({length: VALIDATORS}, (_, i) => ((salt + i * 2654435761) >>> 0) % 40 < 4 ? 0 : 16 + (((salt >>> 3) + i * 97) % 17));
-}
-
-function epochOf(slot: number): number {
-  return Math.floor(slot / SLOTS_PER_EPOCH);
-}
-
-/** A block whose checkpoints are plausible for its chain: non-decreasing, realized behind unrealized, roots being its own checkpoint blocks. */
-function randomBlock(rand: (n: number) => number, spec: SpecStore, parent: ProtoBlock, slot: number, blockRoot: string): ProtoBlock {
-  const epoch = epochOf(slot);
-  const checkpointAt = (e: number): CheckpointHex => {
-    const start = e * SLOTS_PER_EPOCH;
-    return cp(e, slot <= start ? blockRoot : (spec.getAncestor(parent.blockRoot, start) as string));
-  };
-  const between = (lo: number, hi: number) => (hi <= lo ? lo : lo + rand(hi - lo + 1));
-  const justifiedEpoch = rand(3) === 0 ? between(parent.justifiedCheckpoint.epoch, Math.max(0, epoch - 1)) : parent.justifiedCheckpoint.epoch;
-  const finalizedEpoch = rand(3) === 0 ? between(parent.finalizedCheckpoint.epoch, Math.max(0, justifiedEpoch - 1)) : parent.finalizedCheckpoint.epoch;
-  const unrealizedJustifiedEpoch = rand(2) === 0 ? between(justifiedEpoch, epoch) : justifiedEpoch;
-  const unrealizedFinalizedEpoch = rand(3) === 0 ? between(finalizedEpoch, Math.max(finalizedEpoch, unrealizedJustifiedEpoch - 1)) : finalizedEpoch;
-  return {
-    slot,
-    blockRoot,
-    parentRoot: parent.blockRoot,
-    stateRoot: blockRoot,
-    targetRoot: checkpointAt(epoch).root,
-    justifiedCheckpoint: checkpointAt(justifiedEpoch),
-    finalizedCheckpoint: checkpointAt(Math.min(finalizedEpoch, justifiedEpoch)),
-    unrealizedJustifiedCheckpoint: checkpointAt(unrealizedJustifiedEpoch),
-    unrealizedFinalizedCheckpoint: checkpointAt(Math.min(unrealizedFinalizedEpoch, unrealizedJustifiedEpoch)),
-    executionBlockHash: null,
-  };
-}
+const balances = (checkpoint: CheckpointHex): number[] => balancesOf(checkpoint, VALIDATORS);
 
 function runScenario(seed: number, steps: number): {heads: Set<string>; checks: number; maxJustifiedEpoch: number} {
-  const rand = prng(seed);
+  const rand = seededInts(seed);
   const anchor = genesisBlock();
-  const fc = new ForkChoice({anchor, currentSlot: 0, opts: OPTS, getJustifiedBalances: balancesOf});
-  const spec = new SpecStore(anchor, 0, SLOTS_PER_EPOCH, OPTS.proposerScoreBoostPercent, balancesOf);
+  const fc = new ForkChoice({anchor, currentSlot: 0, opts: OPTS, getJustifiedBalances: balances});
+  const spec = new SpecStore(anchor, 0, SLOTS_PER_EPOCH, OPTS.proposerScoreBoostPercent, balances);
   const usedRoots = new Set<string>([anchor.blockRoot]);
   const heads = new Set<string>();
   let checks = 0;
@@ -77,7 +31,7 @@ function runScenario(seed: number, steps: number): {heads: Set<string>; checks: 
       let blockRoot = root(rand(2 ** 30));
       while (usedRoots.has(blockRoot)) blockRoot = root(rand(2 ** 30));
       usedRoots.add(blockRoot);
-      const block = randomBlock(rand, spec, parent, slot, blockRoot);
+      const block = randomBlock(rand, (r, s) => spec.getAncestor(r, s), parent, slot, blockRoot);
       const isTimely = rand(2) === 0;
       let fcAccepted = true;
       try {

@@ -12,9 +12,9 @@ export class SpecStore {
   finalized: CheckpointHex;
   private unrealizedJustified: CheckpointHex;
   private unrealizedFinalized: CheckpointHex;
-  private proposerBoostRoot: string | null = null;
-  private readonly equivocating = new Set<number>();
-  private readonly latestMessages = new Map<number, {epoch: number; root: string}>();
+  proposerBoostRoot: string | null = null;
+  readonly equivocating = new Set<number>();
+  readonly latestMessages = new Map<number, {epoch: number; root: string}>();
   /** attestations whose slot is not yet in the past (spec: "delay consideration") */
   private pending: Array<{validator: number; root: string; epoch: number; slot: number}> = [];
   private readonly slotsPerEpoch: number;
@@ -95,8 +95,7 @@ export class SpecStore {
       if (!this.equivocating.has(i) && this.getAncestor(message.root, slot) === root) attestationScore += balances[i] ?? 0;
     }
     if (this.proposerBoostRoot === null || this.getAncestor(this.proposerBoostRoot, slot) !== root) return attestationScore;
-    const total = balances.reduce((sum, b) => sum + b, 0);
-    return attestationScore + Math.floor((Math.floor(total / this.slotsPerEpoch) * this.boostPercent) / 100);
+    return attestationScore + this.proposerScore();
   }
 
   /** get_head */
@@ -126,18 +125,29 @@ export class SpecStore {
       }
       return false;
     }
+    if (this.isViableLeaf(block)) {
+      blocks.set(blockRoot, block);
+      return true;
+    }
+    return false;
+  }
+
+  /** filter_block_tree's test for a leaf: its voting source and its checkpoint block at the finalized epoch */
+  isViableLeaf(block: ProtoBlock): boolean {
     const currentEpoch = this.epochAt(this.currentSlot);
     // get_voting_source
     const votingSource = currentEpoch > this.epochAt(block.slot) ? block.unrealizedJustifiedCheckpoint : block.justifiedCheckpoint;
     const correctJustified =
       this.justified.epoch === 0 || votingSource.epoch === this.justified.epoch || votingSource.epoch + 2 >= currentEpoch;
     const correctFinalized =
-      this.finalized.epoch === 0 || this.getAncestor(blockRoot, this.finalized.epoch * this.slotsPerEpoch) === this.finalized.root;
-    if (correctJustified && correctFinalized) {
-      blocks.set(blockRoot, block);
-      return true;
-    }
-    return false;
+      this.finalized.epoch === 0 || this.getAncestor(block.blockRoot, this.finalized.epoch * this.slotsPerEpoch) === this.finalized.root;
+    return correctJustified && correctFinalized;
+  }
+
+  /** get_proposer_score under the justified balances */
+  proposerScore(): number {
+    const total = this.balancesOf(this.justified).reduce((sum, b) => sum + b, 0);
+    return Math.floor((Math.floor(total / this.slotsPerEpoch) * this.boostPercent) / 100);
   }
 
   /** update_latest_messages */

@@ -1,3 +1,4 @@
+// suite: alone (duties on a real-time slot clock)
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";

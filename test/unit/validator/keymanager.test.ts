@@ -1,3 +1,4 @@
+// suite: alone (keys imported while duties run on a real-time slot clock)
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {existsSync, mkdtempSync, readFileSync, rmSync, statSync} from "node:fs";
 import {tmpdir} from "node:os";
@@ -5,12 +6,13 @@ import {join} from "node:path";
 import {Writable} from "node:stream";
 import {PublicKey, Signature, verify} from "@chainsafe/blst";
 import {DOMAIN_VOLUNTARY_EXIT, SLOTS_PER_EPOCH} from "@lodestar/params";
-import {computeDomain, computeSigningRoot} from "@lodestar/state-transition";
+import {computeDomain, computeSigningRoot, interopSecretKey} from "@lodestar/state-transition";
 import {ssz} from "@lodestar/types";
 import {initLogging, parseLogDirective} from "../../../src/log.ts";
 import {parseInterchange} from "../../../src/validator/interchange.ts";
 import {startValidatorClient, type ValidatorClient} from "../../../src/validator/index.ts";
 import {KEYMANAGER_ROUTES} from "../../../src/validator/keymanager/routes.ts";
+import {startStandInSigner} from "../../../src/validator/remote/standInSigner.ts";
 import {SlashingProtection, SlashingProtectionError} from "../../../src/validator/slashingProtection.ts";
 import {keymanagerOperations, validateKeymanagerRequest, validateKeymanagerResponse} from "../../conformance/keymanagerOpenapi.ts";
 import {interopKeystore, interopPubkey, writeLighthouseLayout} from "../../keystoreFiles.ts";
@@ -224,25 +226,64 @@ describe("keymanager API", () => {
     expect((await call("signVoluntaryExit", `/eth/v1/validator/${interopPubkey(2)}/voluntary_exit?epoch=x`)).status).toBe(400);
   });
 
-  it("remote keys: none listed, each import refused with an error status (no remote signer), none found to delete", async () => {
-    expect((await call("listRemoteKeys", "/eth/v1/remotekeys")).body).toEqual({data: []});
-    const imported = await call("importRemoteKeys", "/eth/v1/remotekeys", {remote_keys: [{pubkey: interopPubkey(6), url: "https://signer.example"}]});
-    expect(imported.body.data).toEqual([{status: "error", message: expect.stringMatching(/remote signing is not supported/)}]);
-    expect((await call("deleteRemoteKeys", "/eth/v1/remotekeys", {pubkeys: [interopPubkey(6)]})).body.data).toEqual([{status: "not_found"}]);
+  it("remote keys: imported (persisted, with its URL), duplicate, error; used to sign at once through its signer; deleted, then not_found; local keys' routes leave them alone", async () => {
+    const signer = await startStandInSigner(new Map([[interopPubkey(7), interopSecretKey(7)]]), {port: 0, address: "127.0.0.1"});
+    try {
+      const url = `http://127.0.0.1:${signer.port}`;
+      expect((await call("listRemoteKeys", "/eth/v1/remotekeys")).body).toEqual({data: []});
+      const imported = await call("importRemoteKeys", "/eth/v1/remotekeys", {
+        remote_keys: [{pubkey: interopPubkey(7), url}, {pubkey: interopPubkey(7), url}, {pubkey: interopPubkey(8), url: "ftp://signer.example"}, {pubkey: interopPubkey(2), url}],
+      });
+      expect(imported.body.data).toEqual([
+        {status: "imported"},
+        {status: "duplicate"},
+        {status: "error", message: expect.stringMatching(/not an http\(s\) URL/)},
+        {status: "duplicate"},
+      ]);
+      expect((await call("listRemoteKeys", "/eth/v1/remotekeys")).body).toEqual({data: [{pubkey: interopPubkey(7), url, readonly: false}]});
+      expect(JSON.parse(readFileSync(join(root, "vc", "remote-keys.json"), "utf8"))).toEqual([{pubkey: interopPubkey(7), url}]);
+      expect((await call("listKeys", "/eth/v1/keystores")).body.data.map((k: {validating_pubkey: string}) => k.validating_pubkey)).not.toContain(interopPubkey(7));
+
+      // signed by the remote signer, and the signature checked: an exit of the imported key
+      const exit = await call("signVoluntaryExit", `/eth/v1/validator/${interopPubkey(7)}/voluntary_exit?epoch=5`);
+      expect(exit.status).toBe(200);
+      const domain = computeDomain(DOMAIN_VOLUNTARY_EXIT, api.config.CAPELLA_FORK_VERSION, genesisValidatorsRoot);
+      const root7 = computeSigningRoot(ssz.phase0.VoluntaryExit, {epoch: 5, validatorIndex: 7}, domain);
+      expect(verify(root7, PublicKey.fromHex(interopPubkey(7)), Signature.fromHex(exit.body.data.signature))).toBe(true);
+
+      // a remote key is not deleted through the local keys' route
+      expect((await call("deleteKeys", "/eth/v1/keystores", {pubkeys: [interopPubkey(7)]})).body.data).toEqual([{status: "error", message: expect.stringMatching(/remotekeys/)}]);
+      expect((await call("deleteRemoteKeys", "/eth/v1/remotekeys", {pubkeys: [interopPubkey(7), interopPubkey(2)]})).body.data).toEqual([{status: "deleted"}, {status: "not_found"}]);
+      expect((await call("deleteRemoteKeys", "/eth/v1/remotekeys", {pubkeys: [interopPubkey(7)]})).body.data).toEqual([{status: "not_found"}]);
+      expect((await call("listRemoteKeys", "/eth/v1/remotekeys")).body).toEqual({data: []});
+      expect(JSON.parse(readFileSync(join(root, "vc", "remote-keys.json"), "utf8"))).toEqual([]);
+      expect((await call("signVoluntaryExit", `/eth/v1/validator/${interopPubkey(7)}/voluntary_exit`)).status).toBe(404);
+      // a body the spec's schema refuses changes nothing: a 400 (the spec lists no 400 for these routes: the answer is the keymanager API's ErrorResponse, unchecked)
+      expect(validateKeymanagerRequest("importRemoteKeys", {remote_keys: [{url}]})).not.toEqual([]);
+      const refused = await fetch(base + "/eth/v1/remotekeys", {method: "POST", headers: {Authorization: `Bearer ${token}`, "Content-Type": "application/json"}, body: JSON.stringify({remote_keys: [{url}]})});
+      expect([refused.status, await refused.json()]).toEqual([400, {message: expect.stringMatching(/remote_keys\[0\]\.pubkey must be a string/)}]);
+      expect((await call("listRemoteKeys", "/eth/v1/remotekeys")).body).toEqual({data: []});
+    } finally {
+      await signer.close();
+    }
   });
 
-  // Skipped: in about half of the runs the key imported through the API (index 4) never gets an
-  // attester duty, while the keys loaded at start do. A race between the import and the duty
-  // loop's key resolution, not yet found; it stays listed in docs/validators.md until fixed.
-  it.skip(
+  // The orders of fetches and key changes that once lost the imported key's duties are driven one
+  // by one in keyChanges.test.ts; here the whole client over HTTP.
+  it(
     "the next duties use the changes: the imported key attests, the fee recipient is announced, the key's graffiti goes in its block; deleted keys sign nothing more and their history, imported elsewhere, refuses what they signed",
     async () => {
       // validator i proposes and attests at slot i of each epoch (the stand-in's duties)
       const attested = (index: number) => api.attestations.some((a) => (a as {attesterIndex?: number}).attesterIndex === index);
-      // a key imported mid-epoch may first attest in the epoch after next: two epochs and a margin
+      // an imported key attests at its next duty slot, within an epoch and a slot to resolve it
+      // (the bound leaves room for a duty slot skipped by a loaded machine: it waits only until then)
       await until("attestations of keys 2 and 4 (imported)", (2 * SLOTS_PER_EPOCH + 2) * 1000, () => attested(2) && attested(4));
-      expect(api.proposerPreparations).toContainEqual({validatorIndex: 2, feeRecipient: Buffer.from(NEW_RECIPIENT.slice(2), "hex")});
       expect(api.proposerPreparations.some((p) => p.validatorIndex === 4)).toBe(true);
+      // key 2's fee recipient, set after the import, is announced from the slot after it was set (key 4
+      // may have attested in that slot already: its duty can be in the slot after the import)
+      const newRecipient = {validatorIndex: 2, feeRecipient: Buffer.from(NEW_RECIPIENT.slice(2), "hex")};
+      await until("key 2's fee recipient announced", 4000, () => api.proposerPreparations.some((p) => p.validatorIndex === 2 && Buffer.from(p.feeRecipient).equals(newRecipient.feeRecipient)));
+      expect(api.proposerPreparations).toContainEqual(newRecipient);
       const blockOfKey2 = () => [...api.graffitiBySlot.keys()].find((slot) => slot % SLOTS_PER_EPOCH === 2 && slot > settingsSlot);
       await until("a block of key 2", 12_000, () => blockOfKey2() !== undefined);
       const slotOfKey2 = blockOfKey2()!;

@@ -34,10 +34,11 @@ describe("beacon_block gossip validation (fulu)", () => {
   it("IGNOREs a block from a future slot and hands it to the future-block hook; accepts one within the clock disparity", async () => {
     env.setTime(1, 1000);
     const early = await env.produceBlock(2);
-    env.setTime(1, 1400); // 600 ms before slot 2
+    // MAXIMUM_GOSSIP_CLOCK_DISPARITY is 500 ms: 501 ms before slot 2 is too early, 500 ms is not
+    env.setTime(1, 1499);
     expect(await validate(early)).toMatchObject({result: "IGNORE", reason: expect.stringMatching(/future/)});
     expect(env.futureBlocks).toEqual([early]);
-    env.setTime(1, 1600); // 400 ms before slot 2
+    env.setTime(1, 1500);
     expect(await validate(early)).toMatchObject({result: "ACCEPT"});
     await env.lastGossipImport();
   });

@@ -55,14 +55,17 @@ describe("sync committee gossip validation (fulu)", () => {
   it("accepts the current slot only, with the clock disparity allowance", async () => {
     const member = committee[1];
     const [subnet] = subnetsOf(member);
-    env.setTime(SLOT + 1, 600);
+    // MAXIMUM_GOSSIP_CLOCK_DISPARITY is 500 ms, on both sides of the slot
+    env.setTime(SLOT + 1, 500);
     expect(await validate(message(member, SLOT), subnet)).toMatchObject({result: "IGNORE", reason: expect.stringMatching(/not the current slot/)});
-    env.setTime(SLOT, 1300); // 700 ms before the next slot
-    expect(await validate(message(member, SLOT + 1), subnet)).toMatchObject({result: "IGNORE"});
-    env.setTime(SLOT, 1600); // 400 ms before it
+    env.setTime(SLOT + 1, 499);
+    expect(await validate(message(committee[2], SLOT), subnetsOf(committee[2])[0])).toMatchObject({result: "ACCEPT"});
+    env.setTime(SLOT, 1499); // 501 ms before the next slot
+    expect(await validate(message(member, SLOT + 1), subnet)).toMatchObject({result: "IGNORE", reason: expect.stringMatching(/not the current slot/)});
+    env.setTime(SLOT, 1500); // 500 ms before it
     env.slept.ms = 0;
     expect(await validate(message(member, SLOT + 1), subnet)).toMatchObject({result: "ACCEPT"});
-    expect(env.slept.ms).toBe(400);
+    expect(env.slept.ms).toBe(500);
   });
 
   describe("sync_committee_contribution_and_proof", () => {

@@ -1,0 +1,175 @@
+// An open-loop load: each request of a schedule is sent at its time whether or not the earlier
+// ones have been answered, and its latency counts from that time (not from when it could be sent),
+// so a server that falls behind shows it in the latency instead of slowing the load down
+// (no coordinated omission). And the step search for the highest offered rate whose p99 stays
+// under a bound.
+import {Agent, request} from "node:http";
+import type {Category, MixRequest} from "./mix.ts";
+
+export interface Outcome {
+  category: Category;
+  path: string;
+  /** from the request's scheduled time to the last byte of its answer */
+  latencyMs: number;
+  /** the HTTP status, or 0 when there was no answer (connection error or timeout) */
+  status: number;
+  bytes: number;
+  /** of an answer other than 2xx, the start of its body (of a failed request, the error) */
+  message?: string;
+}
+
+const TIMEOUT_MS = 10_000;
+
+/** One request: its status and body size (status 0 on an error or after TIMEOUT_MS). */
+function send(agent: Agent, base: URL, r: Pick<MixRequest, "method" | "path" | "body">): Promise<{status: number; bytes: number; message?: string}> {
+  return new Promise((resolve) => {
+    let bytes = 0;
+    const req = request(
+      {agent, host: base.hostname, port: base.port, method: r.method, path: r.path, headers: r.body ? {"content-type": "application/json"} : {}, timeout: TIMEOUT_MS},
+      (res) => {
+        let text = "";
+        const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode <= 299;
+        res.on("data", (chunk: Buffer) => {
+          bytes += chunk.length;
+          // of an error answer, the start of its message
+          if (!ok && text.length < 200) text += chunk.toString("utf8", 0, 200);
+        });
+        res.on("end", () => resolve({status: res.statusCode ?? 0, bytes, message: text.slice(0, 200) || undefined}));
+        res.on("error", () => resolve({status: 0, bytes}));
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", (e) => resolve({status: 0, bytes, message: e.message}));
+    req.end(r.body);
+  });
+}
+
+/**
+ * Sends `schedule` (sorted by `atMs`) to `base`, time 0 being `startAtMs` (a `Date.now()` time),
+ * and resolves once every request is answered or has failed. The outcomes are in schedule order.
+ */
+export async function runOpenLoop(base: string, schedule: MixRequest[], startAtMs: number, maxSockets = 1024): Promise<Outcome[]> {
+  const agent = new Agent({keepAlive: true, maxSockets});
+  const url = new URL(base);
+  const origin = performance.now() + (startAtMs - Date.now());
+  const pending: Promise<Outcome>[] = [];
+  const issue = (r: MixRequest): void => {
+    const due = origin + r.atMs;
+    pending.push(send(agent, url, r).then(({status, bytes, message}) => ({category: r.category, path: r.path, latencyMs: performance.now() - due, status, bytes, message})));
+  };
+  await new Promise<void>((resolve) => {
+    let next = 0;
+    const tick = (): void => {
+      const now = performance.now() - origin;
+      while (next < schedule.length && schedule[next].atMs <= now) issue(schedule[next++]);
+      if (next === schedule.length) resolve();
+      else setTimeout(tick, Math.max(0, Math.min(schedule[next].atMs - now, 50)));
+    };
+    tick();
+  });
+  const outcomes = await Promise.all(pending);
+  agent.destroy();
+  return outcomes;
+}
+
+/** The `p`th percentile (0-100) of `values`, nearest rank. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export interface LoadSummary {
+  requests: number;
+  /** no answer: connection errors and timeouts */
+  failed: number;
+  /** answered, not 2xx */
+  non2xx: number;
+  p50: number;
+  p99: number;
+  /** the answers other than 2xx, by "category status" (status 0: failed), with a path of each */
+  unsuccessful: Map<string, {count: number; example: string; message?: string}>;
+  byCategory: Map<Category, {requests: number; p50: number; p99: number; non2xx: number; failed: number}>;
+}
+
+export function summarize(outcomes: Outcome[]): LoadSummary {
+  const byCategory: LoadSummary["byCategory"] = new Map();
+  const groups = new Map<Category, Outcome[]>();
+  for (const o of outcomes) {
+    const group = groups.get(o.category);
+    if (group) group.push(o);
+    else groups.set(o.category, [o]);
+  }
+  const counts = (os: Outcome[]) => ({failed: os.filter((o) => o.status === 0).length, non2xx: os.filter((o) => o.status !== 0 && (o.status < 200 || o.status > 299)).length});
+  for (const [category, os] of groups) {
+    const latencies = os.map((o) => o.latencyMs);
+    byCategory.set(category, {requests: os.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), ...counts(os)});
+  }
+  const unsuccessful: LoadSummary["unsuccessful"] = new Map();
+  for (const o of outcomes.filter((o) => o.status < 200 || o.status > 299)) {
+    const key = `${o.category} ${o.status}`;
+    const seen = unsuccessful.get(key);
+    if (seen) seen.count++;
+    else unsuccessful.set(key, {count: 1, example: o.path, message: o.message});
+  }
+  const latencies = outcomes.map((o) => o.latencyMs);
+  return {requests: outcomes.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), unsuccessful, byCategory, ...counts(outcomes)};
+}
+
+export interface Probe {
+  rate: number;
+  p99: number;
+  failed: number;
+  ok: boolean;
+}
+
+/**
+ * The highest offered rate whose p99 stays under `p99Ms` with no failed request, found in steps:
+ * from `start`, doubled while it holds (up to `max`), then halved while it does not; then
+ * `refine` bisections between the last rate that held and the first that did not. `probe` runs
+ * the load at one rate. Returns 0 when even the lowest rate tried (`start` / 16) did not hold.
+ */
+export async function sustainedRate(
+  probe: (rate: number) => Promise<{p99: number; failed: number}>,
+  opts: {start: number; max: number; p99Ms: number; refine?: number},
+): Promise<{rate: number; probes: Probe[]}> {
+  const probes: Probe[] = [];
+  const tryRate = async (rate: number): Promise<boolean> => {
+    const {p99, failed} = await probe(rate);
+    const ok = p99 < opts.p99Ms && failed === 0;
+    probes.push({rate, p99, failed, ok});
+    return ok;
+  };
+  let good = 0;
+  let bad = Infinity;
+  let rate = Math.round(opts.start);
+  if (await tryRate(rate)) {
+    good = rate;
+    while (rate < opts.max) {
+      rate = Math.min(opts.max, rate * 2);
+      if (!(await tryRate(rate))) {
+        bad = rate;
+        break;
+      }
+      good = rate;
+    }
+  } else {
+    bad = rate;
+    while (rate > opts.start / 16) {
+      rate = Math.round(rate / 2);
+      if (await tryRate(rate)) {
+        good = rate;
+        break;
+      }
+      bad = rate;
+    }
+  }
+  if (good === 0 || bad === Infinity) return {rate: good, probes};
+  for (let i = 0; i < (opts.refine ?? 2); i++) {
+    const mid = Math.round((good + bad) / 2);
+    if (mid === good || mid === bad) break;
+    if (await tryRate(mid)) good = mid;
+    else bad = mid;
+  }
+  return {rate: good, probes};
+}

@@ -1,0 +1,97 @@
+/**
+ * How far the node's clock is from its peers', measured from when their gossip reaches it.
+ *
+ * Honest peers send a slot's block and attestations no earlier than the slot's start (by their
+ * clocks) and no later than the attestation deadline. So the earliest message of a slot that a
+ * peer delivers, measured from the slot's start by our clock, is our clock's offset plus the
+ * network's delay: well before the slot starts, our clock is behind; long after the attestation
+ * deadline, even for the earliest message of slot after slot, it is ahead.
+ *
+ * Robust to a few hostile or wrong peers: each peer's estimate is the median over its last
+ * slots of the earliest message it delivered for each, and the node's estimate is the median
+ * of the peers' estimates (of the two middle ones, the one nearer zero: a split network says
+ * nothing). A message for a slot is counted once, from the peer that delivered it first.
+ */
+
+/** Slots a peer's estimate looks back over. */
+export const OFFSET_WINDOW_SLOTS = 32;
+/** Slots a peer must have delivered messages for before its estimate counts. */
+export const MIN_PEER_SLOTS = 4;
+/** Peers followed at once (the most recently heard from are kept). */
+const MAX_PEERS = 64;
+
+export interface ClockOffsetVerdict {
+  /**
+   * The estimate of the clock's offset from its peers' (positive: ahead), network delay included:
+   * when peers' earliest messages of a slot reach the node, in ms from the slot's start by its clock.
+   */
+  offsetMs: number;
+  /** whether that is more than the network explains: before the slot's start by more than the tolerance, or after the latest send time by more */
+  off: boolean;
+  /** peers whose estimates were taken */
+  peers: number;
+}
+
+export interface ClockOffsetOptions {
+  /** MAXIMUM_GOSSIP_CLOCK_DISPARITY, in ms */
+  toleranceMs: number;
+  /** the latest a slot's first messages may arrive after the slot's start on a right clock (the node takes the aggregation deadline), in ms */
+  latestSendMs: number;
+}
+
+export class ClockOffsetMonitor {
+  private readonly opts: ClockOffsetOptions;
+  /** per peer: slot → earliest arrival from that peer, in insertion order (oldest slots first) */
+  private readonly peers = new Map<string, Map<number, number>>();
+
+  constructor(opts: ClockOffsetOptions) {
+    this.opts = opts;
+  }
+
+  /** A gossip message of `slot` from `peer` arrived `msIntoSlot` after the slot's start (negative: before it). */
+  record(peer: string, slot: number, msIntoSlot: number): void {
+    let slots = this.peers.get(peer);
+    if (slots) this.peers.delete(peer);
+    else slots = new Map();
+    // most recently heard from last: the oldest peer goes first when there are too many
+    this.peers.set(peer, slots);
+    if (this.peers.size > MAX_PEERS) this.peers.delete(this.peers.keys().next().value!);
+    const known = slots.get(slot);
+    if (known !== undefined) {
+      if (msIntoSlot < known) slots.set(slot, msIntoSlot);
+      return;
+    }
+    slots.set(slot, msIntoSlot);
+    if (slots.size > OFFSET_WINDOW_SLOTS) {
+      // drop the lowest slot (messages of old slots may arrive late, after newer ones)
+      let lowest = slot;
+      for (const s of slots.keys()) if (s < lowest) lowest = s;
+      slots.delete(lowest);
+    }
+  }
+
+  /** A disconnected peer's messages stop counting. */
+  forget(peer: string): void {
+    this.peers.delete(peer);
+  }
+
+  /** The estimate, or null while no peer has delivered messages for enough slots. */
+  verdict(): ClockOffsetVerdict | null {
+    const estimates: number[] = [];
+    for (const slots of this.peers.values()) if (slots.size >= MIN_PEER_SLOTS) estimates.push(median([...slots.values()]));
+    if (estimates.length === 0) return null;
+    const offsetMs = median(estimates);
+    const {toleranceMs, latestSendMs} = this.opts;
+    return {offsetMs: Math.round(offsetMs), off: offsetMs < -toleranceMs || offsetMs > latestSendMs + toleranceMs, peers: estimates.length};
+  }
+}
+
+/** The median; of two middle values, the one nearer zero (a tie between two views says nothing). */
+export function median(values: number[]): number {
+  const sorted = values.slice().sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  if (sorted.length % 2 === 1) return sorted[mid];
+  const [a, b] = [sorted[mid - 1], sorted[mid]];
+  if (a <= 0 && b >= 0) return 0;
+  return Math.abs(a) < Math.abs(b) ? a : b;
+}

@@ -1,0 +1,208 @@
+import {afterEach, describe, expect, it} from "@jest/globals";
+import {createBeaconConfig} from "@lodestar/config";
+import {ssz} from "@lodestar/types";
+import {ApiClientError, createApiClient, httpTransport} from "../../../src/api/client.ts";
+import {devChainConfig} from "../../../src/config/chainConfig.ts";
+import {createValidatorClientMetrics} from "../../../src/metrics/validatorMetrics.ts";
+import {BeaconNodes, currentAttemptSignal} from "../../../src/validator/beaconNodes.ts";
+import {SlotClock} from "../../../src/validator/clock.ts";
+import {captureLog} from "./captureLog.ts";
+import {FakeBeaconNode} from "./fakeBeaconNode.ts";
+
+/**
+ * Several beacon nodes behind the validator client (src/validator/beaconNodes.ts), against fake
+ * beacon nodes over real HTTP: which node duties go to, failover within a slot when a node stops
+ * answering or hangs, publications to every synced node, and what is logged and counted.
+ */
+
+const ROOT = new Uint8Array(32).fill(0x42);
+const SLOT_MS = 2000;
+const config = createBeaconConfig(devChainConfig({secondsPerSlot: SLOT_MS / 1000, genesisFork: "bellatrix", forkEpochs: {}}), ROOT);
+const message = ssz.altair.SyncCommitteeMessage.defaultValue();
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(ids = [1, 2]) {
+  const fakes = ids.map((id) => new FakeBeaconNode(id, ROOT));
+  for (const fake of fakes) {
+    await fake.start();
+    cleanups.push(() => fake.stop());
+  }
+  const {log, lines} = captureLog();
+  const metrics = createValidatorClientMetrics(fakes.map((f) => f.url));
+  const nodes = new BeaconNodes(
+    fakes.map((f) => ({name: f.url, client: createApiClient(httpTransport(f.url, {signal: currentAttemptSignal}))})),
+    log,
+    metrics.beaconNodes
+  );
+  // genesis a day away: no scheduled check runs during a test, the test runs them (as each slot would)
+  const clock = new SlotClock(Math.floor(Date.now() / 1000) + 86_400, SLOT_MS);
+  cleanups.push(() => clock.stop());
+  const metric = async (name: string, labels: Record<string, string>): Promise<number> => {
+    const values = (await metrics.registry.getSingleMetric(name)!.get()).values;
+    return values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value))?.value ?? 0;
+  };
+  const answeredBy = async (): Promise<FakeBeaconNode> => {
+    const root = await nodes.api.getBlockRoot("head");
+    return fakes.find((f) => Buffer.from(f.headRoot).equals(root))!;
+  };
+  const start = () => nodes.start(config, clock);
+  return {fakes, nodes, lines, metric, answeredBy, start, check: () => nodes.check(SLOT_MS)};
+}
+
+async function waitUntil(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
+}
+
+const messages = (lines: {msg: string; fields: object}[], msg: string, node: string) => lines.filter((l) => l.msg === msg && (l.fields as {node?: string}).node === node);
+
+describe("several beacon nodes", () => {
+  it("duties go to the first synced node: one syncing, optimistic or with its execution client offline is passed over until synced", async () => {
+    const {fakes, nodes, lines, metric, answeredBy, start, check} = await setup();
+    const [a, b] = fakes;
+    a.sync = {is_syncing: true, is_optimistic: false, el_offline: false};
+    await start();
+    expect(nodes.order()).toEqual([b.url, a.url]);
+    expect(await answeredBy()).toBe(b);
+    expect(await metric("beacon_gateway_validator_beacon_node_primary", {node: b.url})).toBe(1);
+    expect(await metric("beacon_gateway_validator_beacon_node_primary", {node: a.url})).toBe(0);
+    expect(await metric("beacon_gateway_validator_beacon_node_healthy", {node: a.url})).toBe(0);
+
+    for (const sync of [{is_syncing: false, is_optimistic: true, el_offline: false}, {is_syncing: false, is_optimistic: false, el_offline: true}]) {
+      a.sync = sync;
+      await check();
+      expect(await answeredBy()).toBe(b);
+    }
+    // one line for the whole time it was not synced, however many checks found it so
+    expect(messages(lines, "Beacon node not synced: others go first", a.url)).toHaveLength(1);
+
+    let recovered = 0;
+    nodes.onRecovered(() => recovered++);
+    a.sync = {is_syncing: false, is_optimistic: false, el_offline: false};
+    await check();
+    // the client sends its subscriptions and fee recipients again
+    expect(recovered).toBe(1);
+    expect(await answeredBy()).toBe(a);
+    expect(nodes.order()).toEqual([a.url, b.url]);
+    expect(messages(lines, "Beacon node synced again", a.url)).toHaveLength(1);
+    expect(await metric("beacon_gateway_validator_beacon_node_primary", {node: a.url})).toBe(1);
+    expect(await metric("beacon_gateway_validator_beacon_node_healthy", {node: a.url})).toBe(1);
+  });
+
+  it("a node that stops answering: the same request goes to the next node at once, logged once; taken back when a check finds it answering", async () => {
+    const {fakes, nodes, lines, metric, answeredBy, start, check} = await setup();
+    const [a, b] = fakes;
+    await start();
+    let recovered = 0;
+    nodes.onRecovered(() => recovered++);
+    expect(await answeredBy()).toBe(a);
+    const checksOfB = b.count("/eth/v1/node/syncing");
+
+    await a.stop();
+    for (let i = 0; i < 5; i++) expect(await answeredBy()).toBe(b);
+    expect(messages(lines, "Beacon node not answering: its requests go to the next node", a.url)).toEqual([
+      expect.objectContaining({level: "warn", fields: expect.objectContaining({reason: "unreachable"})}),
+    ]);
+    expect(await metric("beacon_gateway_validator_beacon_node_request_failures_total", {node: a.url, reason: "unreachable"})).toBe(1);
+    expect(await metric("beacon_gateway_validator_beacon_node_primary", {node: b.url})).toBe(1);
+    // the health checks are not on the requests' path
+    expect(b.count("/eth/v1/node/syncing")).toBe(checksOfB);
+
+    await check(); // still down: no new line
+    expect(messages(lines, "Beacon node not answering: its requests go to the next node", a.url)).toHaveLength(1);
+    await a.start();
+    await check();
+    expect(messages(lines, "Beacon node answers again", a.url)).toHaveLength(1);
+    expect(recovered).toBe(1);
+    expect(await answeredBy()).toBe(a);
+  });
+
+  it("a node that hangs: each request goes to the next node after a quarter of a slot, and the node is set aside once a check times out too", async () => {
+    const {fakes, nodes, lines, metric, answeredBy, start, check} = await setup();
+    const [a, b] = fakes;
+    await start();
+    a.behaviour = "hang";
+    for (let i = 0; i < 2; i++) {
+      const started = Date.now();
+      expect(await answeredBy()).toBe(b);
+      const took = Date.now() - started;
+      // the short timeout, not the long one (two slots at least)
+      expect(took).toBeGreaterThanOrEqual(SLOT_MS / 4 - 50);
+      expect(took).toBeLessThan(2 * SLOT_MS);
+    }
+    expect(await metric("beacon_gateway_validator_beacon_node_request_failures_total", {node: a.url, reason: "timeout"})).toBe(2);
+    // slow is not gone: still first, nothing logged
+    expect(nodes.order()).toEqual([a.url, b.url]);
+    expect(messages(lines, "Beacon node not answering: its requests go to the next node", a.url)).toHaveLength(0);
+
+    await check(); // no answer within the slot: set aside, logged once
+    expect(nodes.order()).toEqual([b.url, a.url]);
+    expect(messages(lines, "Beacon node not answering: its requests go to the next node", a.url)).toEqual([
+      expect.objectContaining({level: "warn", fields: expect.objectContaining({reason: "timeout"})}),
+    ]);
+    const again = Date.now();
+    expect(await answeredBy()).toBe(b);
+    expect(Date.now() - again).toBeLessThan(SLOT_MS / 4);
+  }, 20_000);
+
+  it("an error answer goes to the next node too, without setting the node aside", async () => {
+    const {fakes, nodes, metric, answeredBy, start} = await setup();
+    const [a, b] = fakes;
+    await start();
+    a.behaviour = "error";
+    expect(await answeredBy()).toBe(b);
+    expect(await metric("beacon_gateway_validator_beacon_node_request_failures_total", {node: a.url, reason: "http_error"})).toBe(1);
+    expect(nodes.order()).toEqual([a.url, b.url]);
+    // every node failing: the error is the first node's answer
+    b.behaviour = "error";
+    await expect(nodes.api.getBlockRoot("head")).rejects.toMatchObject({status: 500});
+  });
+
+  it("publications go to every synced node at once and are done on the first success", async () => {
+    const {fakes, nodes, metric, start, check} = await setup([1, 2, 3]);
+    const [a, b, c] = fakes;
+    c.sync = {is_syncing: true, is_optimistic: false, el_offline: false};
+    await start();
+    // a never answers: the publication is done when b has it, a's request still open
+    a.behaviour = "hang";
+    await nodes.api.submitSyncCommitteeMessages([message]);
+    expect(a.hanging).toHaveLength(1);
+    expect(a.count("/eth/v1/beacon/pool/sync_committees")).toBe(1);
+    expect(b.published).toHaveLength(1);
+    // not to a node that is not synced
+    expect(c.count("/eth/v1/beacon/pool/sync_committees")).toBe(0);
+
+    // a's connection dropped (a set aside), then a check finds it answering
+    for (const res of a.hanging.splice(0)) res.destroy();
+    await waitUntil(async () => (await metric("beacon_gateway_validator_beacon_node_request_failures_total", {node: a.url, reason: "unreachable"})) === 1);
+    a.behaviour = "error";
+    await check();
+    await nodes.api.prepareBeaconProposer([{validatorIndex: 1, feeRecipient: new Uint8Array(20)}]);
+    expect(b.published).toHaveLength(2);
+    // every synced node failing: on to the others in order (c, not synced, still answers)
+    b.behaviour = "error";
+    await nodes.api.prepareBeaconProposer([{validatorIndex: 1, feeRecipient: new Uint8Array(20)}]);
+    expect(c.published).toHaveLength(1);
+    c.behaviour = "error";
+    const failed = await nodes.api.prepareBeaconProposer([{validatorIndex: 1, feeRecipient: new Uint8Array(20)}]).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(ApiClientError);
+    expect((failed as ApiClientError).status).toBe(500);
+  });
+
+  it("a node of another chain is never used, and said so once", async () => {
+    const {fakes, nodes, lines, answeredBy, start, check} = await setup();
+    const [a, b] = fakes;
+    a.genesisValidatorsRoot = new Uint8Array(32).fill(0x13);
+    await start();
+    await check();
+    expect(nodes.order()).toEqual([b.url]);
+    expect(await answeredBy()).toBe(b);
+    expect(messages(lines, "Beacon node is on another chain: it is not used", a.url)).toHaveLength(1);
+    b.behaviour = "error";
+    await expect(nodes.api.getBlockRoot("head")).rejects.toMatchObject({status: 500});
+    expect(a.count("/eth/v1/beacon/blocks/head/root")).toBe(0);
+  });
+});
