@@ -1,9 +1,9 @@
 // Shared by the REST benchmarks (`bench/api.ts`, `bench/buffering.ts`): a server subprocess that
 // reports its port, the dev chain's clock, and autocannon runs printed as one table.
 import autocannon from "autocannon";
-import {spawn, type ChildProcess} from "node:child_process";
+import type {ChildProcess} from "node:child_process";
 import {readFileSync} from "node:fs";
-import {createInterface} from "node:readline";
+import {startListening} from "../test/serverProcess.ts";
 
 export const HOST = "127.0.0.1";
 export const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
@@ -59,20 +59,10 @@ const server = http.createServer((req, res) => res.writeHead(200, {"Content-Type
 server.listen(0, "${HOST}", () => console.log(JSON.stringify({msg: "listening", port: server.address().port})));
 `;
 
-/** Starts a process and resolves with the port it reports, from a JSON log line whose `msg` matches. */
-export function startServer(args: string[], readyMsg: string): Promise<{proc: ChildProcess; port: number}> {
-  const proc = spawn(process.execPath, args, {stdio: ["ignore", "pipe", "inherit"]});
-  return new Promise((resolve, reject) => {
-    proc.once("exit", (code) => reject(new Error(`${args.join(" ")} exited (${code}) before listening`)));
-    createInterface({input: proc.stdout!}).on("line", (line) => {
-      try {
-        const entry = JSON.parse(line) as {msg?: string; port?: number};
-        if (entry.msg === readyMsg && typeof entry.port === "number") resolve({proc, port: entry.port});
-      } catch {
-        // not a JSON line
-      }
-    });
-  });
+/** Starts a process and resolves with the port it reports, from a JSON log line whose `msg` matches (test/serverProcess.ts). */
+export async function startServer(args: string[], readyMsg: string): Promise<{proc: ChildProcess; port: number}> {
+  const {proc, port} = await startListening(args, {ready: readyMsg});
+  return {proc, port};
 }
 
 export async function stop(proc: ChildProcess): Promise<void> {

@@ -9,11 +9,11 @@
 // head (three blocks, the last one past an epoch transition) with the peer gone.
 //
 //   BENCH_SCALE_VALIDATORS (1000000), BENCH_SCALE_STATE (a file in the temp folder)
-import {spawn, type ChildProcess} from "node:child_process";
+import type {ChildProcess} from "node:child_process";
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {createInterface} from "node:readline";
+import {type ListeningProcess, startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
 import {SCALE_SECONDS_PER_SLOT, scaleState, withGenesisTime} from "./scaleState.ts";
 import {freePort, peerName, rssMiB, startPeer} from "./peer.ts";
@@ -99,19 +99,8 @@ const CASES: Case[] = [
   {name: "GET proposer duties (current epoch), median of 5", run: (base, pid) => median(5, () => timed(pid, `${base}/eth/v1/validator/duties/proposer/${currentEpoch()}`))},
 ];
 
-function startNode(args: string[]): Promise<{proc: ChildProcess; port: number}> {
-  const proc = spawn(process.execPath, [BIN, ...args, "--log-format", "json"], {stdio: ["ignore", "pipe", "inherit"]});
-  return new Promise((resolve, reject) => {
-    proc.once("exit", (code) => reject(new Error(`the node exited (${code}) before listening`)));
-    createInterface({input: proc.stdout!}).on("line", (line) => {
-      try {
-        const entry = JSON.parse(line) as {msg?: string; port?: number};
-        if (entry.msg === "REST API listening") resolve({proc, port: Number(entry.port)});
-      } catch {
-        // not a log line
-      }
-    });
-  });
+function startNode(args: string[]): Promise<ListeningProcess> {
+  return startListening([BIN, ...args, "--log-format", "json"]);
 }
 
 async function stop(proc: ChildProcess): Promise<void> {

@@ -1,10 +1,9 @@
 // A chain segment for the import benchmarks: the genesis state and blocks of a dev chain, made by
 // a dev node process, and a fresh in-process chain on that genesis to import them into.
-import {spawn} from "node:child_process";
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {createInterface} from "node:readline";
+import {startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
 import type {SignedBeaconBlock} from "@lodestar/types";
 import type {BeaconChain} from "../src/chain/beaconChain.ts";
@@ -25,19 +24,9 @@ export async function makeSegment(count: number): Promise<Segment> {
   const dir = mkdtempSync(join(tmpdir(), "bench-segment-"));
   const genesisTime = Math.floor(Date.now() / 1000) + 5;
   const args = ["node", "--rest", "--rest-port", "0", "--rest-address", "127.0.0.1", "--listen-address", "127.0.0.1", "--tcp-port", "0", "--no-quic", "--no-discovery"];
-  const proc = spawn(process.execPath, [BIN, ...args, "--seconds-per-slot", String(SEGMENT_SECONDS_PER_SLOT), "--genesis-time", String(genesisTime), "--data-dir", dir, "--log-format", "json"], {stdio: ["ignore", "pipe", "inherit"]});
+  const node = await startListening([BIN, ...args, "--seconds-per-slot", String(SEGMENT_SECONDS_PER_SLOT), "--genesis-time", String(genesisTime), "--data-dir", dir, "--log-format", "json"]);
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      proc.once("exit", (code) => reject(new Error(`the node exited (${code})`)));
-      createInterface({input: proc.stdout!}).on("line", (line) => {
-        try {
-          const entry = JSON.parse(line) as {msg?: string; port?: number};
-          if (entry.msg === "REST API listening") resolve(Number(entry.port));
-        } catch {
-          // not a log line
-        }
-      });
-    });
+    const port = node.port;
     const base = `http://127.0.0.1:${port}`;
     const ssz = async (path: string): Promise<Uint8Array | null> => {
       const res = await fetch(base + path, {headers: {accept: "application/octet-stream"}});
@@ -56,9 +45,7 @@ export async function makeSegment(count: number): Promise<Segment> {
     }
     return {genesis, genesisTime, blocks};
   } finally {
-    const exited = new Promise((r) => proc.once("exit", r));
-    proc.kill("SIGTERM");
-    await exited;
+    await node.stop();
     rmSync(dir, {recursive: true, force: true});
   }
 }

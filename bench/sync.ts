@@ -2,11 +2,11 @@
 // same blocks import straight from memory in this process (full verification both ways), and
 // how long a block takes from its proposer's import (then publish) to its import on a peer
 // over gossip, p50 and p99. Nodes run as their own processes, on loopback.
-import {spawn, type ChildProcess} from "node:child_process";
+import type {ChildProcess} from "node:child_process";
 import {mkdtempSync, rmSync, writeFileSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
-import {createInterface} from "node:readline";
+import {type ListeningProcess, startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
 import {nodeImportRate} from "./segment.ts";
 import {OUR_NAME, measuredMachineLine} from "./machine.ts";
@@ -20,34 +20,9 @@ const HOST = "127.0.0.1";
 const BLOCKS = Number(process.env.BENCH_SYNC_BLOCKS ?? 96);
 const SECONDS_PER_SLOT = 1;
 
-interface LogLine {
-  msg: string;
-  time: string;
-  [key: string]: unknown;
-}
-
-interface NodeProc {
-  proc: ChildProcess;
-  logs: LogLine[];
-  port: number;
-}
-
 /** Starts a node and resolves once its REST API listens; its JSON log lines are kept. */
-function startNode(args: string[]): Promise<NodeProc> {
-  const proc = spawn(process.execPath, [BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--listen-address", HOST, "--tcp-port", "0", "--no-discovery", "--seconds-per-slot", String(SECONDS_PER_SLOT), "--log-format", "json", ...args], {stdio: ["ignore", "pipe", "inherit"]});
-  const logs: LogLine[] = [];
-  return new Promise((resolve, reject) => {
-    proc.once("exit", (code) => reject(new Error(`node exited (${code}) before listening`)));
-    createInterface({input: proc.stdout!}).on("line", (line) => {
-      try {
-        const entry = JSON.parse(line) as LogLine;
-        logs.push(entry);
-        if (entry.msg === "REST API listening") resolve({proc, logs, port: Number(entry.port)});
-      } catch {
-        // not a log line
-      }
-    });
-  });
+function startNode(args: string[]): Promise<ListeningProcess> {
+  return startListening([BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--listen-address", HOST, "--tcp-port", "0", "--no-discovery", "--seconds-per-slot", String(SECONDS_PER_SLOT), "--log-format", "json", ...args]);
 }
 
 async function stop(proc: ChildProcess): Promise<void> {
@@ -132,7 +107,7 @@ async function main(): Promise<void> {
     const started = syncer.logs.find((l) => l.msg === "range sync started");
     const synced = syncer.logs.filter((l) => l.msg === "imported block" && Number(l.slot) <= target).at(-1);
     if (!started || !synced) throw new Error("the syncing node did not log its range sync");
-    const syncSeconds = (Date.parse(synced.time) - Date.parse(started.time)) / 1000;
+    const syncSeconds = (Date.parse(String(synced.time)) - Date.parse(String(started.time))) / 1000;
     const syncedBlocks = syncer.logs.filter((l) => l.msg === "imported block" && Number(l.slot) <= target).length;
     abort.abort();
 

@@ -34,4 +34,8 @@ else if (args[0] !== "validator" && args[0] !== "compat") {
 }
 
 const {main} = await import(entryUrl(ROOT, "src/cli/main.ts", fromBuild));
-process.exitCode = await main(args);
+// the legacy JSON-RPC interface (compat/: `compat`, `node --rpc`) joins the command line here: nothing in src/ imports it
+const exitCode = await main(args, {compat: () => import(entryUrl(ROOT, "compat/commands.ts", fromBuild))});
+// a command that failed may leave work it started behind (timers, sockets, workers): exit now, never hang
+if (exitCode !== 0) process.exit(exitCode);
+process.exitCode = exitCode;

@@ -61,7 +61,7 @@ export async function startCompatServer(opts: CompatServerOptions): Promise<Comp
       res.writeHead(500, {"content-type": "text/plain"}).end();
     });
   }, opts.limits);
-  const listening = await listen(server, opts.port, opts.address);
+  const listening = await listen(server, opts.port, opts.address, {what: "the JSON-RPC server", option: "--rpc-port"});
   log.info({address: opts.address, port: listening.port, encoding: opts.encoding, upstream: opts.upstream ?? "in-process"}, "JSON-RPC listening");
   return listening;
 }

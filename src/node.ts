@@ -16,7 +16,7 @@ import {observeBuilder} from "./builder/metrics.ts";
 import {fromHex} from "@lodestar/utils";
 import {initChain} from "./chain/init.ts";
 import {BlsWorkerPool} from "./bls/workerPool.ts";
-import {loadKzg} from "./chain/blobs/kzg.ts";
+import {loadKzg} from "./kzg/kzg.ts";
 import type {BeaconChain} from "./chain/beaconChain.ts";
 import {getLogger, initLogging} from "./log.ts";
 import type {NodeOptions} from "./cli/options.ts";
@@ -24,7 +24,7 @@ import {graffitiFromText} from "./graffiti.ts";
 import {NodeSettings} from "./nodeSettings.ts";
 import {NodeIdentity, loadOrCreateNodeKey} from "./network/identity.ts";
 import {startNetwork} from "./network/index.ts";
-import {readGenesisStateFile} from "./chain/genesis.ts";
+import {readGenesisStateFile, readStateBytesHeader} from "./chain/genesis.ts";
 import {fetchCheckpointAnchor} from "./sync/checkpointSync.ts";
 import {applyRequestLimits, inProcessTransport, startRestServer} from "./api/server/index.ts";
 import {createApiClient, type Transport} from "./api/client.ts";
@@ -117,7 +117,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   // the KZG trusted setup takes a second or two to load: at start, not at the first blob (after the checkpoint: a refused one exits sooner)
   if (Number.isFinite(chainConfig.DENEB_FORK_EPOCH)) loadKzg();
   try {
-    if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState, checkpoint, log);
+    if (chainNetwork) checkNetworkAnchor(opts.network, chainNetwork, genesisState && readStateBytesHeader(genesisState), checkpoint, log);
   } catch (e) {
     await release(e);
   }
@@ -146,7 +146,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
   const privateKey = await loadOrCreateNodeKey(networkDir);
   const identity = new NodeIdentity(privateKey, {config: chain.config, currentEpoch: () => computeEpochAtSlot(chain.currentSlot())}, networkDir);
   // the network's built-in bootnodes, and those of --bootnodes
-  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, metrics}, {...opts, bootnodes: bootnodesOf(opts.network, opts.bootnodes)});
+  const network = await startNetwork({chain, pools: chain.pools, identity, privateKey, custodyStore: db.chainMeta.custodyGroupCount, metrics}, {...opts, bootnodes: bootnodesOf(opts.network, opts.bootnodes)});
   if (metrics && builder) observeBuilder(metrics.registry, builder);
   const stopObservingChain = metrics ? observeChain(metrics.registry, chain, () => network.api.peers().filter((p) => p.state === "connected").length) : null;
 

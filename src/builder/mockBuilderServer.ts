@@ -34,7 +34,7 @@ export async function startMockBuilderServer(builder: MockBuilder, config: Chain
       sendJson(res, status, {code: status, message: (e as Error).message});
     });
   });
-  const listening = await listen(server, opts.port, opts.address);
+  const listening = await listen(server, opts.port, opts.address, {what: "the mock builder", option: "--port"});
   log.info({port: listening.port, address: opts.address, pubkey: Buffer.from(builder.pubkey).toString("hex")}, "mock builder listening");
   return listening;
 }

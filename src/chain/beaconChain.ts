@@ -1,10 +1,6 @@
 import {type SignatureVerifier, verifyOnThisThread} from "../bls/verifier.ts";
 import type {BeaconConfig} from "@lodestar/config";
-import {
-  type CachedBeaconStateAllForks,
-  computeEpochAtSlot,
-  computeStartSlotAtEpoch,
-} from "@lodestar/state-transition";
+import {type CachedBeaconStateAllForks, computeStartSlotAtEpoch} from "@lodestar/state-transition";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import type {BeaconBlock, ExecutionPayload, Root, SignedBeaconBlock, Slot, deneb, fulu, phase0} from "@lodestar/types";
 import {fromHex, toRootHex} from "@lodestar/utils";
@@ -13,7 +9,6 @@ import type {Clock} from "../clock/clock.ts";
 import type {BeaconDb} from "../db/beaconDb.ts";
 import type {BlobsBundle, ExecutionEngine} from "../execution/engine.ts";
 import {ForkChoice, type CheckpointHex, type ProtoBlock} from "../forkchoice/index.ts";
-import {failpoint} from "../failpoints.ts";
 import {getLogger} from "../log.ts";
 import {OperationPools} from "../pools/index.ts";
 import {Archiver} from "./archiver.ts";
@@ -27,51 +22,23 @@ import {LightClientServer} from "./lightClient/server.ts";
 import {payloadAttributesEvent} from "./payloadAttributes.ts";
 import {headEvent, reorgEvent} from "./headEvents.ts";
 import {produceBlock} from "./produceBlock.ts";
-import type {BlockBuilder} from "./builderChoice.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
-import {anchorProtoBlock, toProtoBlock} from "./protoBlock.ts";
+import {anchorProtoBlock} from "./protoBlock.ts";
 import {StateRegenerator} from "./regen.ts";
 import {StateCache} from "./stateCache.ts";
 import {TargetShufflings} from "./shufflingCache.ts";
 import {JustifiedBalances} from "./justifiedBalances.ts";
 import {PendingChildren} from "./pendingChildren.ts";
 import {attestationDataOnHead} from "./attestationData.ts";
-import {InvalidPayloadError, verifyBlock} from "./verifyBlock.ts";
 import {EngineVerdicts} from "./engineVerdicts.ts";
 import {type FinalizationDeps, finalizeCheckpoint} from "./finalization.ts";
+import {type ImportDeps, importBlock} from "./importBlock.ts";
+import type {ChainAnchor, ChainOptions} from "./chainOptions.ts";
 import {emitBlobSidecarEvents, emitColumnSidecarEvents} from "./blobs/sidecarEvents.ts";
-import {stageTimer, type NodeMetrics} from "../metrics/nodeMetrics.ts";
 
 const log = getLogger("chain");
 const PROPOSER_SCORE_BOOST = 40;
 const DEFAULT_STATE_CACHE_BYTES = 2048 * 1024 * 1024;
-
-export interface ChainOptions {
-  /** the node's graffiti setting, read at block production time */
-  graffiti: () => Uint8Array;
-  /** fee recipient of a proposer (registered through prepare_beacon_proposer, or the default) */
-  feeRecipientOf: (validatorIndex: number) => Uint8Array;
-  /** with `--builder`: the external block builder proposals may take their payload from */
-  builder?: BlockBuilder | null;
-  /** the state cache's budget (default 2 GiB) */
-  stateCacheBytes?: number;
-  /** how long a block waits for its blobs or columns before peers are asked (default: a slot, at most 4 s) */
-  dataAvailabilityWaitMs?: number;
-  /** how that wait sleeps (a timer unless given: tests pass one that moves their clock) */
-  dataAvailabilitySleep?: (ms: number) => Promise<void>;
-  /** delete sidecars of finalized blocks past their retention window (default: true) */
-  pruneSidecars?: boolean;
-  /** with --metrics: the time of each stage of a block import */
-  blockImportTimes?: NodeMetrics["blockImport"];
-  /** checks blocks' and submissions' signatures (default: on the calling thread; the node passes its worker pool) */
-  verifier?: SignatureVerifier;
-}
-
-export interface ChainAnchor {
-  state: CachedBeaconStateAllForks;
-  blockRoot: Root;
-  executionBlockHash: Uint8Array | null;
-}
 
 export class BeaconChain implements IBeaconChain {
   readonly emitter = new EventEmitter<ChainEvents>();
@@ -105,6 +72,8 @@ export class BeaconChain implements IBeaconChain {
   private readonly onSlotListener: (slot: number) => void;
   /** what finalizing a checkpoint touches (finalization.ts) */
   private readonly finalization: FinalizationDeps;
+  /** what importing a block touches (importBlock.ts) */
+  private readonly importDeps: ImportDeps;
 
   readonly config: BeaconConfig;
   readonly db: BeaconDb;
@@ -184,6 +153,26 @@ export class BeaconChain implements IBeaconChain {
     });
     const {forkChoice, regen, stateCache, pools, archiver, sidecarRetention, lightClient, emitter} = this;
     this.finalization = {forkChoice, regen, stateCache, pools, archiver, sidecarRetention, lightClient, emitter, currentSlot: () => this.currentSlot()};
+    this.importDeps = {
+      config,
+      clock,
+      db,
+      engine,
+      verifier: this.verifier,
+      forkChoice,
+      regen,
+      stateCache,
+      engineVerdicts: this.engineVerdicts,
+      dataAvailability: this.dataAvailability,
+      liveness: this.liveness,
+      lightClient,
+      emitter,
+      blockImportTimes: opts.blockImportTimes,
+      currentSlot: () => this.currentSlot(),
+      updateHead: () => this.updateHeadAndFinality(),
+      payloadAttributesWanted: () => emitter.listenerCount("payload_attributes") > 0,
+      emitPayloadAttributes: (slot) => this.emitPayloadAttributes(slot),
+    };
     this.onSlotListener = (slot) => this.onSlot(slot);
     clock.on("slot", this.onSlotListener);
   }
@@ -264,6 +253,7 @@ export class BeaconChain implements IBeaconChain {
   getCanonicalBlockRootAtSlot(slot: Slot): Promise<Root | null> { return this.reads.getCanonicalBlockRootAtSlot(slot); }
   getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null> { return this.reads.getBlobSidecars(blockRoot); }
   getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]> { return this.reads.getDataColumnSidecars(blockRoot, columns); }
+  getDataColumnSidecarBytes(blockRoot: Root, column: number): Promise<Uint8Array | null> { return this.reads.getDataColumnSidecarBytes(blockRoot, column); }
   blobsOfColumns(columns: fulu.DataColumnSidecar[]): Promise<Uint8Array[]> { return this.dataAvailability.columnSources.blobsOf(columns); }
 
   isCanonical(blockRoot: Root): boolean {
@@ -281,7 +271,7 @@ export class BeaconChain implements IBeaconChain {
     const end = this.pendingChildren.begin(toRootHex(blockRoot));
     try {
       await this.dataAvailability.whenAvailable(signedBlock, blockRoot);
-      const imported = await this.serialized(() => this.importBlockNow(signedBlock, false));
+      const imported = await this.serialized(() => importBlock(this.importDeps, signedBlock, false));
       end({kind: "imported"});
       return imported;
     } catch (error) {
@@ -292,7 +282,7 @@ export class BeaconChain implements IBeaconChain {
 
   /** Blocks read back from our own database at start-up: verified when first imported, optimistic if the engine had not validated their payload. */
   importTrustedBlock(signedBlock: SignedBeaconBlock, validity: "valid" | "optimistic" = "valid"): Promise<ImportedBlock> {
-    return this.serialized(() => this.importBlockNow(signedBlock, true, validity === "optimistic"));
+    return this.serialized(() => importBlock(this.importDeps, signedBlock, true, validity === "optimistic"));
   }
 
   /** Runs `task` after every earlier import, tick or finalization has finished. */
@@ -339,83 +329,6 @@ export class BeaconChain implements IBeaconChain {
     const headState = this.getHeadState();
     const state = headState.slot < slot ? this.regen.advance(this.head.blockRoot, headState, slot) : headState;
     return attestationDataOnHead(this.config, this.head, state, committeeIndex, slot);
-  }
-
-  private async importBlockNow(signedBlock: SignedBeaconBlock, trusted: boolean, storedOptimistic = false): Promise<ImportedBlock> {
-    const block = signedBlock.message;
-    const blockRoot = this.config.getForkTypes(block.slot).BeaconBlock.hashTreeRoot(block);
-    const rootHex = toRootHex(blockRoot);
-    const parentHex = toRootHex(block.parentRoot);
-    if (this.forkChoice.hasBlock(rootHex)) throw new BlockError("ALREADY_KNOWN", `block ${rootHex} is already imported`);
-    if (!trusted && block.slot > this.clock.currentSlotWithTolerance(this.config.MAXIMUM_GOSSIP_CLOCK_DISPARITY)) {
-      throw new BlockError("FUTURE_SLOT", `block slot ${block.slot} is after the current slot ${this.currentSlot()}`);
-    }
-    const finalized = this.forkChoice.getFinalizedCheckpoint();
-    if (block.slot <= computeStartSlotAtEpoch(finalized.epoch)) {
-      throw new BlockError("WOULD_REVERT_FINALIZED", `block slot ${block.slot} is not after the finalized slot ${computeStartSlotAtEpoch(finalized.epoch)}`);
-    }
-    const parent = this.forkChoice.getBlock(parentHex);
-    if (!parent) throw new BlockError("PARENT_UNKNOWN", `parent ${parentHex} of block at slot ${block.slot} is unknown`);
-    if (block.slot <= parent.slot) throw new BlockError("NOT_LATER_THAN_PARENT", `block slot ${block.slot} is not after its parent's ${parent.slot}`);
-    if (this.forkChoice.getValidity(parentHex) === "invalid") throw new BlockError("PARENT_PAYLOAD_INVALID", `the execution payload of parent ${parentHex} was found invalid`);
-
-    const stages = stageTimer(this.opts.blockImportTimes);
-    const preState = await this.regen.getStateAtSlot(parentHex, block.slot);
-    if (!preState) throw new BlockError("PARENT_UNKNOWN", `no state for parent ${parentHex}`);
-    stages.mark("pre_state");
-    let verified: Awaited<ReturnType<typeof verifyBlock>>;
-    try {
-      verified = await verifyBlock(this.config, preState, signedBlock, this.engine, this.verifier, trusted);
-    } catch (e) {
-      if (e instanceof InvalidPayloadError) {
-        log.warn({slot: block.slot, root: rootHex, reason: e.message}, "block rejected: the execution engine says its payload is invalid");
-        await this.engineVerdicts.onInvalidNewPayload(parent, e);
-      }
-      throw e;
-    }
-    const {postState, indexedAttestations, executionBlockHash} = verified;
-    const optimistic = verified.optimistic || storedOptimistic;
-    stages.mark("verify");
-    this.emitter.emit("block_gossip", {slot: block.slot, block: blockRoot});
-    this.liveness.recordBlock({slot: block.slot, proposerIndex: block.proposerIndex, attestations: indexedAttestations});
-
-    if (!trusted) {
-      const sidecarOps = this.dataAvailability.takeStoreOps(signedBlock, blockRoot);
-      await this.db.batch([this.db.blocks.putOp(blockRoot, signedBlock), this.db.hotBlocks.putOp(block.slot, blockRoot, optimistic ? "optimistic" : "valid"), ...sidecarOps]);
-    }
-    failpoint("import:after-store", block.slot);
-    stages.mark("store");
-    this.stateCache.add(rootHex, postState, this.regen.preStateKey(parentHex, block.slot));
-
-    const currentSlot = this.currentSlot();
-    const isTimely = !trusted && block.slot === currentSlot && this.clock.msIntoSlot(block.slot) < (this.config.SECONDS_PER_SLOT * 1000) / 3;
-    this.forkChoice.onTick(Math.max(currentSlot, block.slot));
-    const protoBlock = toProtoBlock(block, rootHex, postState, executionBlockHash);
-    this.forkChoice.onBlock(protoBlock, {isTimely, optimistic});
-    if (!optimistic) await this.engineVerdicts.onValidImport(protoBlock);
-    if (optimistic && !trusted) log.warn({slot: block.slot, root: rootHex}, "imported block optimistically: the execution engine has not validated its payload yet (SYNCING or ACCEPTED)");
-    for (const {data, attestingIndices} of indexedAttestations) {
-      const root = toRootHex(data.beaconBlockRoot);
-      for (const index of attestingIndices) this.forkChoice.onAttestation(index, root, data.target.epoch, data.slot);
-    }
-    for (const slashing of block.body.attesterSlashings) {
-      const a = new Set(slashing.attestation1.attestingIndices);
-      this.forkChoice.onAttesterSlashing(slashing.attestation2.attestingIndices.filter((i) => a.has(i)));
-    }
-
-    stages.mark("fork_choice");
-    this.emitter.emit("block", {slot: block.slot, block: blockRoot});
-    const newHead = await this.updateHeadAndFinality();
-    stages.mark("head");
-    // the next proposal now builds on this block: builders following payload_attributes learn it now, not a slot later
-    if (newHead.blockRoot === rootHex && !trusted && block.slot >= this.currentSlot() && this.emitter.listenerCount("payload_attributes") > 0) {
-      void this.emitPayloadAttributes(block.slot + 1).catch((e: Error) => log.warn({slot: block.slot + 1, err: e.message}, "payload_attributes not emitted"));
-    }
-    this.lightClient.onBlockImported(signedBlock, blockRoot, postState, newHead.blockRoot === rootHex);
-    if (!trusted) {
-      log.info({slot: block.slot, root: rootHex, proposer: block.proposerIndex, attestations: block.body.attestations.length, head: newHead.blockRoot === rootHex}, "imported block");
-    }
-    return {blockRoot, slot: block.slot, isHead: newHead.blockRoot === rootHex};
   }
 
   /** Given fork choice's head, if the head moved, records it, emits head (and chain_reorg) and tells the engine. */

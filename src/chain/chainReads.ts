@@ -86,6 +86,10 @@ export class ChainReads {
     return this.deps.db.blobSidecars.get(blockRoot);
   }
 
+  getDataColumnSidecarBytes(blockRoot: Root, column: number): Promise<Uint8Array | null> {
+    return this.deps.db.dataColumnSidecars.getBytes(blockRoot, column);
+  }
+
   async getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]> {
     const stored = await this.deps.db.dataColumnSidecars.columnsOf(blockRoot);
     const wanted = columns ? stored.filter((c) => columns.includes(c)) : stored;

@@ -14,10 +14,18 @@ import type {Clock} from "../clock/clock.ts";
 import type {BeaconDb} from "../db/beaconDb.ts";
 import type {ExecutionEngine} from "../execution/engine.ts";
 import {getLogger} from "../log.ts";
-import {BeaconChain, type ChainAnchor, type ChainOptions} from "./beaconChain.ts";
-import type {CheckpointAnchor} from "../sync/checkpointSync.ts";
+import {BeaconChain} from "./beaconChain.ts";
+import type {ChainAnchor, ChainOptions} from "./chainOptions.ts";
 import {BlockError} from "./interface.ts";
 import {createInteropGenesisState, genesisStateFromBytes, readStateBytesHeader} from "./genesis.ts";
+
+/** A finalized state and its block, checked to belong together; what checkpoint sync starts from. */
+export interface CheckpointAnchor {
+  state: BeaconStateAllForks;
+  block: SignedBeaconBlock;
+  blockRoot: Uint8Array;
+  slot: number;
+}
 
 const log = getLogger("chain");
 

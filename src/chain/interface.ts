@@ -182,6 +182,8 @@ export interface IBeaconChain {
   getBlobSidecars(blockRoot: Root): Promise<deneb.BlobSidecar[] | null>;
   /** Stored data column sidecars of a block (fulu), the columns this node keeps, ascending. */
   getDataColumnSidecars(blockRoot: Root, columns?: number[]): Promise<fulu.DataColumnSidecar[]>;
+  /** One stored data column sidecar of a block as its SSZ bytes, or null. */
+  getDataColumnSidecarBytes(blockRoot: Root, column: number): Promise<Uint8Array | null>;
   /** The blobs of a fulu block from at least half of its columns, off the event loop when cells must be recovered (absent: on it). */
   blobsOfColumns?(columns: fulu.DataColumnSidecar[]): Promise<Uint8Array[]>;
   /** AttestationData for `slot` and `committeeIndex` on the current head (index is 0 from electra on). */

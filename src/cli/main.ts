@@ -1,14 +1,6 @@
-import {
-  COMPAT_CHECK_HELP,
-  COMPAT_HELP,
-  NODE_HELP,
-  VALIDATOR_HELP,
-  UsageError,
-  parseCompatCheckOptions,
-  parseCompatOptions,
-  parseNodeOptions,
-  parseValidatorOptions,
-} from "./options.ts";
+import {NODE_HELP, VALIDATOR_HELP, UsageError, parseNodeOptions, parseValidatorOptions} from "./options.ts";
+import type {NodeOptions} from "./nodeOptions.ts";
+import type {RunningNode} from "../node.ts";
 import {DEVNET_COMMAND} from "./devnetOptions.ts";
 import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "./slashingProtectionOptions.ts";
 import {MOCK_ENGINE_COMMAND} from "./executionOptions.ts";
@@ -18,6 +10,8 @@ import {parseCommand, renderHelp} from "./optionTable.ts";
 import {initLogging, parseLogDirective} from "../log.ts";
 import {useFastestHasher} from "../hasher.ts";
 import {DbDamagedError} from "../db/damage.ts";
+import {checkPortsFree} from "../ports.ts";
+import {nodePortClaims} from "./nodePorts.ts";
 
 const USAGE = `Usage: beacon-gateway <command> [options]
 
@@ -37,17 +31,29 @@ Commands:
               find and repair a damaged database (see: beacon-gateway db check --help)
 `;
 
-/** Errors whose message says all a user needs (src/validator/keys, src/sync/weakSubjectivity.ts). */
-const USER_REFUSALS: ReadonlySet<string> = new Set(["KeyLoadError", "StartRefused"]);
+/** Errors whose message says all a user needs (src/validator/keys, src/sync/weakSubjectivity.ts, src/ports.ts). */
+const USER_REFUSALS: ReadonlySet<string> = new Set(["KeyLoadError", "StartRefused", "PortUnavailable"]);
+
+/**
+ * The legacy JSON-RPC interface's part of the command line (compat/commands.ts): the `compat`
+ * command and `node --rpc`. The launcher hands it in; nothing in src/ imports compat/.
+ */
+export interface CompatCommands {
+  /** `beacon-gateway compat …`; resolves to the exit code */
+  run(args: string[]): Promise<number>;
+  /** `node --rpc`: the JSON-RPC server in front of the node's REST API */
+  serveNode(node: RunningNode, opts: NodeOptions): Promise<{close(): Promise<void>}>;
+}
+export type CompatLoader = () => Promise<CompatCommands>;
 
 /** Runs a command; resolves to the process exit code once it has stopped. */
-export async function main(args: string[]): Promise<number> {
+export async function main(args: string[], extensions: {compat?: CompatLoader} = {}): Promise<number> {
   const [command, ...rest] = args;
   await useFastestHasher();
   try {
-    if (command === "node") return await runNode(rest);
+    if (command === "node") return await runNode(rest, extensions.compat);
     if (command === "validator") return await runValidator(rest);
-    if (command === "compat") return await runCompat(rest);
+    if (command === "compat" && extensions.compat) return await (await extensions.compat()).run(rest);
     if (command === "devnet") return await runDevnet(rest);
     if (command === "mock-engine") return await runMockEngine(rest);
     if (command === "mock-builder") return await runMockBuilder(rest);
@@ -77,7 +83,7 @@ export async function main(args: string[]): Promise<number> {
 }
 
 /** The preset of the first of `beaconNodes` that tells it (each tried in turn, for 30 rounds a second apart). */
-async function fetchPresetBase(...beaconNodes: string[]): Promise<string> {
+export async function fetchPresetBase(...beaconNodes: string[]): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     const failures: string[] = [];
     for (const beaconNode of beaconNodes) {
@@ -98,84 +104,34 @@ async function fetchPresetBase(...beaconNodes: string[]): Promise<string> {
 }
 
 /** Resolves when SIGINT or SIGTERM arrives. */
-function untilSignal(): Promise<string> {
+export function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
 }
 
-async function runNode(args: string[]): Promise<number> {
+async function runNode(args: string[], compat: CompatLoader | undefined): Promise<number> {
   const opts = parseNodeOptions(args);
   if (opts === "help") {
     process.stdout.write(NODE_HELP);
     return 0;
   }
+  // a taken port refuses the start now, in one line, before the node's modules load
+  await checkPortsFree(nodePortClaims(opts));
   const {startNode} = await import("../node.ts");
   const node = await startNode(opts);
-  // the JSON-RPC layer is wired in here only: the node itself knows nothing of it
-  const rpc = opts.rpc
-    ? await (await import("../../compat/http.ts"))
-        .startCompatServer({
-          transport: node.api,
-          encoding: opts.rpcEncoding,
-          port: opts.rpcPort,
-          address: opts.rpcAddress,
-          maxBatch: opts.rpcMaxBatch,
-          maxWork: opts.rpcMaxWork,
-          maxAnswerChars: opts.rpcMaxAnswer * 1024 * 1024,
-          metricsRegistry: node.metricsRegistry ?? undefined,
-        })
-        .catch(async (e: unknown) => {
-          await node.stop();
-          throw e;
-        })
+  // the JSON-RPC layer (compat/) is handed in by the launcher: the node itself knows nothing of it
+  const rpc = opts.rpc && compat
+    ? await (await compat()).serveNode(node, opts).catch(async (e: unknown) => {
+        await node.stop();
+        throw e;
+      })
     : null;
   await untilSignal();
   await rpc?.close();
   await node.stop();
   return 0;
-}
-
-async function runCompat(args: string[]): Promise<number> {
-  if (args[0] === "check") return runCompatCheck(args.slice(1));
-  const opts = parseCompatOptions(args);
-  if (opts === "help") {
-    process.stdout.write(COMPAT_HELP);
-    return 0;
-  }
-  // The route codecs read the upstream's answers: fix the preset to the upstream's before lodestar loads.
-  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.upstream);
-  initLogging({directive: opts.logLevel, format: opts.logFormat});
-  const {httpTransport} = await import("../api/client.ts");
-  const {startCompatServer} = await import("../../compat/http.ts");
-  const rpc = await startCompatServer({
-    transport: httpTransport(opts.upstream, {streamLists: true}),
-    encoding: opts.rpcEncoding,
-    port: opts.rpcPort,
-    address: opts.rpcAddress,
-    maxBatch: opts.rpcMaxBatch,
-    maxWork: opts.rpcMaxWork,
-    maxAnswerChars: opts.rpcMaxAnswer * 1024 * 1024,
-    upstream: opts.upstream,
-  });
-  await untilSignal();
-  await rpc.close();
-  return 0;
-}
-
-async function runCompatCheck(args: string[]): Promise<number> {
-  const opts = parseCompatCheckOptions(args);
-  if (opts === "help") {
-    process.stdout.write(COMPAT_CHECK_HELP);
-    return 0;
-  }
-  // The route codecs read the REST answers: fix the preset to the REST node's before lodestar loads.
-  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.rest);
-  initLogging({directive: parseLogDirective("WARN"), format: "text"});
-  const {runCheck} = await import("../../compat/check.ts");
-  const verdicts = await runCheck({...opts, print: (line) => process.stdout.write(line + "\n")});
-  return verdicts.some((v) => v.outcome === "differ") ? 1 : 0;
 }
 
 async function runDevnet(args: string[]): Promise<number> {
@@ -218,7 +174,7 @@ async function runMockBuilder(args: string[]): Promise<number> {
   initLogging({directive: opts.logLevel, format: opts.logFormat});
   // The preset must be fixed before lodestar loads: take the beacon node's.
   process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
-  const {startMockBuilderProcess} = await import("../builder/mockBuilderProcess.ts");
+  const {startMockBuilderProcess} = await import("../mockBuilderProcess.ts");
   const server = await startMockBuilderProcess(opts);
   await untilSignal();
   await server.close();

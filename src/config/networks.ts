@@ -3,7 +3,6 @@ import {genesisData, networksChainConfig} from "@lodestar/config/networks";
 import {ACTIVE_PRESET} from "@lodestar/params";
 import {toRootHex} from "@lodestar/utils";
 import {readFileSync} from "node:fs";
-import {readStateBytesHeader} from "../chain/genesis.ts";
 import {parse} from "yaml";
 import {HOLESKY_GENESIS, holeskyChainConfig} from "./holesky.ts";
 import type {PublicNetwork} from "./networkNames.ts";
@@ -57,16 +56,16 @@ function checkPreset(config: {PRESET_BASE?: unknown}, what: string): void {
 
 /**
  * The starting state must be the network's: its genesis validators root (public networks), and,
- * from a genesis state, a note of what syncing from genesis means.
+ * from a genesis state (its header: `readStateBytesHeader`), a note of what syncing from genesis means.
  */
 export function checkNetworkAnchor(
   name: string,
   network: NetworkDefinition,
-  genesisState: Uint8Array | undefined,
+  genesisState: {genesisValidatorsRoot: Uint8Array} | undefined,
   checkpoint: {state: {genesisValidatorsRoot: Uint8Array}} | undefined,
   log: {info(obj: object, msg: string): void}
 ): void {
-  const root = genesisState ? readStateBytesHeader(genesisState).genesisValidatorsRoot : checkpoint?.state.genesisValidatorsRoot;
+  const root = genesisState ? genesisState.genesisValidatorsRoot : checkpoint?.state.genesisValidatorsRoot;
   if (root && network.genesisValidatorsRoot !== null && toRootHex(root) !== network.genesisValidatorsRoot) {
     const from = genesisState ? "--genesis-state" : "--checkpoint-sync-url";
     throw new Error(`the state from ${from} has genesis validators root ${toRootHex(root)}, not ${name}'s ${network.genesisValidatorsRoot}: it is another network's`);

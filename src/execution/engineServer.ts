@@ -66,7 +66,7 @@ export async function startEngineServer(opts: EngineServerOptions): Promise<Runn
 
   // the node calls once a slot or more: keep its connections open across slots (and longer than its client's idle time)
   server.keepAliveTimeout = 65_000;
-  const listening = await listen(server, opts.port, opts.address ?? "127.0.0.1");
+  const listening = await listen(server, opts.port, opts.address ?? "127.0.0.1", {what: "the Engine API", option: "--port"});
   log.info({port: listening.port, address: opts.address ?? "127.0.0.1"}, "mock engine listening");
   return listening;
 }

@@ -2,7 +2,7 @@ import type {ChainForkConfig} from "@lodestar/config";
 import {ForkSeq, isForkPostCapella, isForkPostDeneb, type ForkName} from "@lodestar/params";
 import {ssz, type ExecutionPayload} from "@lodestar/types";
 import {createHash} from "node:crypto";
-import {blobToCommitment, computeBlobProof, computeCellsAndProofs} from "../chain/blobs/kzg.ts";
+import {blobToCommitment, computeBlobProof, computeCellsAndProofs} from "../kzg/kzg.ts";
 import {type BlobAndProofs, type BlobsBundle, type BuiltPayload, EMPTY_BLOBS_BUNDLE, type ExecutionEngine, type ParentPayload, type PayloadAttributes, type PayloadStatus} from "./engine.ts";
 import {data, kzgCommitmentToVersionedHash} from "./engineJson.ts";
 

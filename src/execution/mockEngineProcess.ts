@@ -1,11 +1,19 @@
-import type {MockEngineOptions} from "../cli/executionOptions.ts";
 import {type RunningEngineServer, startEngineServer} from "./engineServer.ts";
 import {loadOrCreateJwtSecret} from "./jwt.ts";
 import {GENESIS_EXECUTION_BLOCK_HASH, MockExecutionEngine} from "./mockEngine.ts";
 import {MockEngineRpc} from "./mockEngineRpc.ts";
 
+/** What `beacon-gateway mock-engine` serves with (its option table: cli/executionOptions.ts). */
+export interface MockEngineProcessOptions {
+  port: number;
+  address: string;
+  /** the JWT secret's file (created when missing) */
+  jwtSecret: string;
+  blobsPerBlock: number;
+}
+
 /** `beacon-gateway mock-engine`: the composition of the mock engine, its Engine API methods and the HTTP server. */
-export async function startMockEngineProcess(opts: MockEngineOptions): Promise<RunningEngineServer> {
+export async function startMockEngineProcess(opts: MockEngineProcessOptions): Promise<RunningEngineServer> {
   const jwtSecret = loadOrCreateJwtSecret(opts.jwtSecret);
   const engine = new MockExecutionEngine({blobsPerBlock: opts.blobsPerBlock});
   // the first blob loads KZG's trusted setup (seconds): before serving, not inside a getPayload's 1 s

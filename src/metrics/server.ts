@@ -18,7 +18,7 @@ export async function startMetricsServer(registry: Registry, opts: {port: number
       }
     );
   });
-  const listening = await listen(server, opts.port, opts.address);
+  const listening = await listen(server, opts.port, opts.address, {what: "the metrics server", option: "--metrics-port"});
   log.info({address: opts.address, port: listening.port}, "metrics listening");
   return listening;
 }

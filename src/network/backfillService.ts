@@ -8,8 +8,8 @@ import type {ReqResp} from "./reqresp/reqResp.ts";
 export interface BackfillServiceDeps {
   chain: BeaconChain;
   reqResp: ReqResp;
-  /** the peer manager (made after req/resp, which needs backfill's earliest slot for our status) */
-  peers(): PeerManager;
+  /** the peers asked, and told of their faults */
+  peers: Pick<PeerManager, "syncPeers" | "report">;
   /** head sync is under way: backfill waits */
   headSyncing(): boolean;
   toGenesis: boolean;
@@ -27,8 +27,8 @@ export function createBackfill(deps: BackfillServiceDeps): Backfill {
     db: chain.db,
     currentSlot: () => chain.currentSlot(),
     samplingColumns: () => chain.dataAvailability.samplingColumns(),
-    peers: () => deps.peers().syncPeers().map((p) => p.peerId),
-    report: (peer, action, reason) => deps.peers().report(peer, action, reason),
+    peers: () => deps.peers.syncPeers().map((p) => p.peerId),
+    report: (peer, action, reason) => deps.peers.report(peer, action, reason),
     blobSidecarsByRange: (peer, req) => reqResp.blobSidecarsByRange(peer, req),
     blobSidecarsByRoot: (peer, ids) => reqResp.blobSidecarsByRoot(peer, ids),
     dataColumnSidecarsByRange: (peer, req) => reqResp.dataColumnSidecarsByRange(peer, req),
@@ -44,8 +44,8 @@ export function createBackfill(deps: BackfillServiceDeps): Backfill {
     },
     currentSlot: () => chain.currentSlot(),
     toGenesis: deps.toGenesis,
-    syncPeers: () => deps.peers().syncPeers(),
-    report: (peer, action, reason) => deps.peers().report(peer, action, reason),
+    syncPeers: () => deps.peers.syncPeers(),
+    report: (peer, action, reason) => deps.peers.report(peer, action, reason),
     fetchBlocksByRange: (peer, startSlot, count, signal) => reqResp.beaconBlocksByRange(peer, {startSlot, count, step: 1}, signal),
     fetchSidecars: (peer, blocks) => sidecars.fetch(peer, blocks),
     busy: () => deps.headSyncing(),

@@ -1,6 +1,6 @@
 import {toRootHex} from "@lodestar/utils";
 import type {Root} from "@lodestar/types";
-import type {BeaconChain} from "../chain/beaconChain.ts";
+import type {IBeaconChain} from "../chain/interface.ts";
 import {slotOfSignedBlockBytes} from "../db/blocks.ts";
 
 /** A block as req/resp sends it: its stored SSZ bytes and its slot (which picks the fork digest). */
@@ -9,7 +9,7 @@ export interface BlockBytes {
   bytes: Uint8Array;
 }
 
-type ChainBlocks = Pick<BeaconChain, "getCanonicalBlockRootAtSlot" | "getHead" | "db">;
+type ChainBlocks = Pick<IBeaconChain, "getCanonicalBlockRootAtSlot" | "getHead" | "getBlockBytesByRoot">;
 
 /**
  * The blocks the node serves to peers, read as stored (no deserializing): the canonical chain
@@ -21,7 +21,7 @@ export async function* blocksByRange(chain: ChainBlocks, startSlot: number, coun
   for (let slot = startSlot; slot < end; slot += step) {
     const root = await chain.getCanonicalBlockRootAtSlot(slot);
     if (!root) continue;
-    const bytes = await chain.db.blocks.getBytes(root);
+    const bytes = await chain.getBlockBytesByRoot(root);
     if (bytes) yield {slot, bytes};
   }
 }
@@ -32,7 +32,7 @@ export async function* blocksByRoot(chain: ChainBlocks, roots: Root[]): AsyncGen
     const key = toRootHex(root);
     if (seen.has(key)) continue;
     seen.add(key);
-    const bytes = await chain.db.blocks.getBytes(root);
+    const bytes = await chain.getBlockBytesByRoot(root);
     if (bytes) yield {slot: slotOfSignedBlockBytes(bytes), bytes};
   }
 }

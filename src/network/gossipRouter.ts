@@ -4,7 +4,7 @@ import {computeEpochAtSlot, type CachedBeaconStateAllForks} from "@lodestar/stat
 import type {SignedBeaconBlock} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {TopicValidatorResult, type GossipsubMessage} from "@libp2p/gossipsub";
-import type {OutgoingGossip} from "../api/impl/context.ts";
+import type {OutgoingGossip} from "./networkContext.ts";
 import {getLogger} from "../log.ts";
 import {activeBoundariesAt, gossipSszType, parseTopic, stringifyTopic, subnetCount, topicsForBoundary, type GossipType, type ParsedTopic} from "./gossip/topics.ts";
 import type {GossipSub} from "./libp2p.ts";

@@ -1,6 +1,6 @@
 import type {ChainConfig} from "@lodestar/config";
 import type {EventEmitter} from "node:events";
-import type {OutgoingGossip} from "../api/impl/context.ts";
+import type {OutgoingGossip} from "./networkContext.ts";
 import type {ChainEvents} from "../chain/interface.ts";
 import {syncMessageDueMs} from "./gossip/validation/lightClient.ts";
 

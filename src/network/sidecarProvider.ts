@@ -1,6 +1,7 @@
 import {ssz, type deneb, type fulu, type Root} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import type {BeaconChain} from "../chain/beaconChain.ts";
+import type {IBeaconChain} from "../chain/interface.ts";
 import type {BlockBytes} from "./blockProvider.ts";
 
 /**
@@ -8,7 +9,7 @@ import type {BlockBytes} from "./blockProvider.ts";
  * keeps (fulu), stored with their blocks, plus those still waiting for their block.
  */
 
-type ChainSidecars = Pick<BeaconChain, "getCanonicalBlockRootAtSlot" | "getHead" | "db" | "dataAvailability">;
+type ChainSidecars = Pick<IBeaconChain, "getCanonicalBlockRootAtSlot" | "getHead" | "getBlobSidecars" | "getDataColumnSidecarBytes"> & Pick<BeaconChain, "dataAvailability">;
 
 /** The canonical block roots of `count` slots from `startSlot` (up to the head), with their slots. */
 async function* canonicalRoots(chain: ChainSidecars, startSlot: number, count: number): AsyncGenerator<{slot: number; root: Root}> {
@@ -25,7 +26,7 @@ function blobBytes(sidecar: deneb.BlobSidecar): BlockBytes {
 
 export async function* blobSidecarsByRange(chain: ChainSidecars, request: deneb.BlobSidecarsByRangeRequest): AsyncGenerator<BlockBytes> {
   for await (const {root} of canonicalRoots(chain, request.startSlot, request.count)) {
-    for (const sidecar of (await chain.db.blobSidecars.get(root)) ?? []) yield blobBytes(sidecar);
+    for (const sidecar of (await chain.getBlobSidecars(root)) ?? []) yield blobBytes(sidecar);
   }
 }
 
@@ -35,14 +36,14 @@ export async function* blobSidecarsByRoot(chain: ChainSidecars, ids: deneb.BlobI
     const key = `${toRootHex(blockRoot)}/${index}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const stored = (await chain.db.blobSidecars.get(blockRoot)) ?? chain.dataAvailability.pendingBlobSidecars(toRootHex(blockRoot));
+    const stored = (await chain.getBlobSidecars(blockRoot)) ?? chain.dataAvailability.pendingBlobSidecars(toRootHex(blockRoot));
     const sidecar = stored.find((s) => s.index === index);
     if (sidecar) yield blobBytes(sidecar);
   }
 }
 
 async function columnBytes(chain: ChainSidecars, root: Root, column: number): Promise<BlockBytes | null> {
-  const bytes = await chain.db.dataColumnSidecars.getBytes(root, column);
+  const bytes = await chain.getDataColumnSidecarBytes(root, column);
   if (bytes) return {slot: ssz.fulu.DataColumnSidecar.deserialize(bytes).signedBlockHeader.message.slot, bytes};
   const pending = chain.dataAvailability.pendingColumnSidecar(toRootHex(root), column);
   return pending ? {slot: pending.signedBlockHeader.message.slot, bytes: ssz.fulu.DataColumnSidecar.serialize(pending)} : null;
@@ -52,7 +53,7 @@ export async function* dataColumnSidecarsByRange(chain: ChainSidecars, request: 
   const columns = [...new Set(request.columns)].sort((a, b) => a - b);
   for await (const {slot, root} of canonicalRoots(chain, request.startSlot, request.count)) {
     for (const column of columns) {
-      const bytes = await chain.db.dataColumnSidecars.getBytes(root, column);
+      const bytes = await chain.getDataColumnSidecarBytes(root, column);
       if (bytes) yield {slot, bytes};
     }
   }

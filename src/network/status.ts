@@ -42,6 +42,28 @@ export function ourStatus(chain: Pick<IBeaconChain, "config" | "currentSlot" | "
   };
 }
 
+/**
+ * Our Status as peers get it now. Its earliest_available_slot follows backfill down, once
+ * backfill exists (it asks the peers of the peer manager, which answers with this status): 0 before.
+ */
+export class StatusSource {
+  private earliest: () => number = () => 0;
+  private readonly chain: Parameters<typeof ourStatus>[0];
+
+  constructor(chain: Parameters<typeof ourStatus>[0]) {
+    this.chain = chain;
+  }
+
+  /** Where earliest_available_slot is read from. */
+  followHistory(earliest: () => number): void {
+    this.earliest = earliest;
+  }
+
+  current(): Status {
+    return ourStatus(this.chain, this.earliest());
+  }
+}
+
 /** Why a peer's Status shows it is not on our chain, or null when it may be. */
 export async function irrelevantReason(
   ours: Status,

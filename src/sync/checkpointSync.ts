@@ -3,20 +3,13 @@ import {type BeaconStateAllForks, computeAnchorCheckpoint, computeEpochAtSlot, c
 import type {SignedBeaconBlock} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {readStateBytesHeader} from "../chain/genesis.ts";
+import type {CheckpointAnchor} from "../chain/init.ts";
 import {getLogger} from "../log.ts";
 import {type WssCheckpoint, checkWssCheckpoint, ensureWithinWeakSubjectivityPeriod} from "./weakSubjectivity.ts";
 
 const log = getLogger("sync");
 
 const FETCH_TIMEOUT_MS = 120_000;
-
-/** A finalized state and its block, checked to belong together; what checkpoint sync starts from. */
-export interface CheckpointAnchor {
-  state: BeaconStateAllForks;
-  block: SignedBeaconBlock;
-  blockRoot: Uint8Array;
-  slot: number;
-}
 
 async function fetchSsz(base: string, path: string): Promise<Uint8Array> {
   const url = new URL(path, base);

@@ -3,6 +3,7 @@ import {appendFileSync, mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
+import {type LogLine, REST_LISTENING, readLogLines} from "../serverProcess.ts";
 
 const BIN = fileURLToPath(new URL("../../bin/beacon-gateway.js", import.meta.url));
 
@@ -21,12 +22,7 @@ function withTestNetwork(args: string[]): string[] {
   return args[0] === "node" && !args.includes("--tcp-port") ? [...args, ...TEST_NETWORK_ARGS] : args;
 }
 
-export interface LogLine {
-  level: number;
-  topic?: string;
-  msg: string;
-  [key: string]: unknown;
-}
+export type {LogLine};
 
 /**
  * A beacon-gateway process started from the command line, as a user would, with JSON logs
@@ -57,23 +53,12 @@ export class NodeProcess {
       env: {...process.env, ...env},
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let buffer = "";
     // E2E_LOG_DIR keeps every node's log lines in a file of its own, to read after a failed run
     const logFile = process.env.E2E_LOG_DIR ? join(process.env.E2E_LOG_DIR, `node-${this.proc.pid}.log`) : null;
-    this.proc.stdout!.on("data", (chunk: Buffer) => {
-      if (logFile) appendFileSync(logFile, chunk);
-      buffer += chunk.toString();
-      let nl: number;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        try {
-          this.logs.push(JSON.parse(line));
-        } catch {
-          this.logs.push({level: 30, msg: line});
-        }
-        for (const wake of this.waiters.splice(0)) wake();
-      }
+    if (logFile) this.proc.stdout!.on("data", (chunk: Buffer) => appendFileSync(logFile, chunk));
+    readLogLines(this.proc.stdout!, (line) => {
+      this.logs.push(line);
+      for (const wake of this.waiters.splice(0)) wake();
     });
     this.proc.stderr!.on("data", (chunk: Buffer) => this.stderr.push(chunk.toString()));
     this.exited = new Promise((resolve) => this.proc.on("exit", (code, signal) => {
@@ -105,7 +90,7 @@ export class NodeProcess {
 
   /** The REST port the node reported once it listens. */
   async restUrl(timeoutMs = 60_000): Promise<string> {
-    const line = await this.waitForLog((l) => l.msg === "REST API listening", timeoutMs, "REST API to listen");
+    const line = await this.waitForLog((l) => l.msg === REST_LISTENING, timeoutMs, "REST API to listen");
     return `http://127.0.0.1:${line.port}`;
   }
 

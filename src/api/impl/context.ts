@@ -1,9 +1,10 @@
-import type {Attestation, AttesterSlashing, SignedAggregateAndProof, SignedBeaconBlock, altair, bellatrix, capella, deneb, electra, fulu, phase0, LightClientFinalityUpdate, LightClientOptimisticUpdate} from "@lodestar/types";
+import type {bellatrix} from "@lodestar/types";
 import {SLOTS_PER_EPOCH, type ForkName} from "@lodestar/params";
 import type {ExecutionPayload, SignedBlindedBeaconBlock} from "@lodestar/types";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import type {BlobsBundle} from "../../execution/engine.ts";
 import type {NetworkIdentity} from "../../network/identity.ts";
+import type {NetworkContext, OutgoingGossip} from "../../network/networkContext.ts";
 import type {OperationPools} from "../../pools/index.ts";
 import {ApiError} from "../errors.ts";
 
@@ -26,45 +27,6 @@ export interface NodeContext {
   isElOffline?(): boolean;
 }
 
-/** What the node accepted from an API client and now broadcasts to its peers, by gossip topic. */
-export type OutgoingGossip =
-  | {type: "beacon_block"; data: SignedBeaconBlock}
-  | {type: "beacon_attestation"; data: Attestation | electra.SingleAttestation}
-  | {type: "beacon_aggregate_and_proof"; data: SignedAggregateAndProof}
-  | {type: "voluntary_exit"; data: phase0.SignedVoluntaryExit}
-  | {type: "proposer_slashing"; data: phase0.ProposerSlashing}
-  | {type: "attester_slashing"; data: AttesterSlashing}
-  | {type: "bls_to_execution_change"; data: capella.SignedBLSToExecutionChange}
-  | {type: "sync_committee"; data: altair.SyncCommitteeMessage}
-  | {type: "sync_committee_contribution_and_proof"; data: altair.SignedContributionAndProof}
-  | {type: "blob_sidecar"; data: deneb.BlobSidecar}
-  | {type: "data_column_sidecar"; data: fulu.DataColumnSidecar}
-  | {type: "light_client_finality_update"; data: LightClientFinalityUpdate}
-  | {type: "light_client_optimistic_update"; data: LightClientOptimisticUpdate};
-
-/** The network's side of the API: broadcasting what clients submit, and what it shows of peers. */
-export interface NetworkContext {
-  /** broadcasts an accepted object (errors are the network's to log) */
-  publish(message: OutgoingGossip): void;
-  peers(): NetworkPeer[];
-  /** gossipsub's view: subscribed peers and mesh by topic, scores */
-  gossipView(): {gossipsub: Record<string, string[]>; mesh: Record<string, string[]>; colocationPeers: string[]; peerStats: Array<{peerId: string; score: number}>; allPeers: string[]};
-  /** joins the subnets validators will need (POST beacon_committee_subscriptions) */
-  addCommitteeSubscriptions(subscriptions: Array<{validatorIndex: number; committeeIndex: number; committeesAtSlot: number; slot: number; isAggregator: boolean}>): void;
-  addSyncCommitteeSubscriptions(subscriptions: Array<{validatorIndex: number; syncCommitteeIndices: number[]; untilEpoch: number}>): void;
-}
-
-export interface NetworkPeer {
-  peerId: string;
-  enr: string | null;
-  lastSeenP2pAddress: string;
-  state: "connecting" | "connected" | "disconnecting" | "disconnected";
-  direction: "inbound" | "outbound";
-  score: number;
-  agentVersion: string | null;
-}
-
-/** Everything the API handlers see. */
 /** With `--builder`: the external block builder (src/builder/service.ts) as the API uses it. */
 export interface BuilderContext {
   /** keeps a verified registration and sends it to the relay */
@@ -73,6 +35,7 @@ export interface BuilderContext {
   unblind(fork: ForkName, signed: SignedBlindedBeaconBlock): Promise<{payload: ExecutionPayload; blobsBundle: BlobsBundle | null} | "published">;
 }
 
+/** Everything the API handlers see. */
 export interface ApiContext {
   chain: IBeaconChain;
   pools: OperationPools;

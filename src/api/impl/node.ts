@@ -1,7 +1,8 @@
 import type {nodeRoutes} from "../routes/node.ts";
 import type {Handlers} from "../routes/types.ts";
 import {notFound} from "../errors.ts";
-import {type ApiContext, type NetworkPeer, isNodeSyncing, syncState} from "./context.ts";
+import type {NetworkPeer} from "../../network/networkContext.ts";
+import {type ApiContext, isNodeSyncing, syncState} from "./context.ts";
 
 function toApiPeer(p: NetworkPeer) {
   return {peerId: p.peerId, enr: p.enr, lastSeenP2pAddress: p.lastSeenP2pAddress, state: p.state, direction: p.direction};

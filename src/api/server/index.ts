@@ -163,7 +163,7 @@ export function createApp(opts: Pick<RestServerOptions, "allowOrigin" | "bodyLim
 
 /** Starts the REST server; `port` 0 picks a free port (the one bound is returned). */
 export async function startRestServer(opts: RestServerOptions, ctx: ApiContext): Promise<RestServer> {
-  const server = await listen(createLimitedServer(createApp(opts, ctx), opts.limits), opts.port, opts.address);
+  const server = await listen(createLimitedServer(createApp(opts, ctx), opts.limits), opts.port, opts.address, {what: "the REST API", option: "--rest-port"});
   log.info({address: opts.address, port: server.port}, "REST API listening");
   return server;
 }

@@ -5,7 +5,7 @@ import {toRootHex} from "@lodestar/utils";
 import type {BlobAndProofs} from "../../execution/engine.ts";
 import {kzgCommitmentToVersionedHash} from "../../execution/engineJson.ts";
 import {getLogger} from "../../log.ts";
-import type {KzgThread} from "./kzgThread.ts";
+import type {KzgThread} from "../../kzg/kzgThread.ts";
 import {COLUMNS_TO_RECONSTRUCT, blobsOfColumns, recoverColumns} from "./reconstruction.ts";
 import {blobCommitmentsOf, dataColumnSidecarsOfBlock} from "./sidecars.ts";
 

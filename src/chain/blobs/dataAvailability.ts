@@ -8,7 +8,7 @@ import type {DbOp} from "../../db/repository.ts";
 import type {ExecutionEngine} from "../../execution/engine.ts";
 import {BlockError} from "../interface.ts";
 import {ColumnSources} from "./columnSources.ts";
-import {KzgThread} from "./kzgThread.ts";
+import {KzgThread} from "../../kzg/kzgThread.ts";
 import {blobCommitmentsOf, sidecarMatchesBlock} from "./sidecars.ts";
 
 /**

@@ -1,6 +1,6 @@
 import {NUMBER_OF_COLUMNS} from "@lodestar/params";
 import {ssz, type fulu} from "@lodestar/types";
-import type {KzgThread} from "./kzgThread.ts";
+import type {KzgThread} from "../../kzg/kzgThread.ts";
 import {dataColumnSidecarsOf} from "./sidecars.ts";
 
 /**

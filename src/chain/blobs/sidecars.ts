@@ -4,7 +4,7 @@ import {NUMBER_OF_COLUMNS} from "@lodestar/params";
 import {blockToHeader} from "@lodestar/state-transition";
 import {ssz, type deneb, type fulu, type phase0, type SignedBeaconBlock} from "@lodestar/types";
 import {createHash} from "node:crypto";
-import {computeCells, recoverCells, verifyBlobProofs, verifyCellProofs} from "./kzg.ts";
+import {computeCells, recoverCells, verifyBlobProofs, verifyCellProofs} from "../../kzg/kzg.ts";
 
 /**
  * Blob sidecars (deneb, electra) and data column sidecars (fulu): built from a block and its

@@ -74,7 +74,7 @@ export interface PeerManagerDeps {
   metadataSeq(): bigint;
   /** the root of our finalized chain's checkpoint at `epoch`, or null when unknown */
   checkpointRootAt(epoch: number): Promise<Uint8Array | null>;
-  /** asks discovery for more peers */
+  /** asks discovery for more peers (or given at `start`, when discovery is built after the peer manager) */
   discoverPeers?(count: number): void;
   /** gossipsub's score of the peer (it keeps a negative one a while after the peer disconnects) */
   gossipScore?(peer: string): number;
@@ -94,6 +94,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
   private readonly directIds: Set<string>;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | null = null;
+  private discoverPeers: ((count: number) => void) | null = null;
   private readonly onConnect = (e: CustomEvent<Connection>) => this.onConnectionOpen(e.detail);
   private readonly onDisconnect = (e: CustomEvent<PeerId>) => this.onPeerDisconnected(e.detail.toString());
 
@@ -106,7 +107,9 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.directIds = new Set(this.direct.map((a) => a.getComponents().find((c) => c.name === "p2p")?.value).filter((id): id is string => !!id));
   }
 
-  start(): void {
+  /** Starts managing peers; `discoverPeers` asks discovery for more when there are too few. */
+  start(discoverPeers?: (count: number) => void): void {
+    this.discoverPeers = discoverPeers ?? this.deps.discoverPeers?.bind(this.deps) ?? null;
     this.deps.libp2p.addEventListener("connection:open", this.onConnect);
     this.deps.libp2p.addEventListener("peer:disconnect", this.onDisconnect);
     // peers that connected while the rest of the network was starting
@@ -272,7 +275,7 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     }
     await this.dialDirectPeers();
     const missing = this.opts.targetPeers - this.connected().length;
-    if (missing > 0) this.deps.discoverPeers?.(missing);
+    if (missing > 0) this.discoverPeers?.(missing);
     this.deps.scores.prune();
   }
 

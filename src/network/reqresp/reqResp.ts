@@ -15,7 +15,7 @@ import {
   dataColumnSidecarsByRangeDecoder,
   dataColumnSidecarsByRootDecoder,
 } from "./responseChecks.ts";
-import type {BlocksByRangeRequest, Metadata, ReqRespOptions, ReqRespTimeouts, Status} from "./types.ts";
+import type {BlocksByRangeRequest, Metadata, ReqRespOptions, ReqRespServing, ReqRespTimeouts, Status} from "./types.ts";
 
 /** The spec's former TTFB_TIMEOUT and RESP_TIMEOUT (seconds in configs that still carry them). */
 export const DEFAULT_TIMEOUTS: ReqRespTimeouts = {dialMs: 5_000, ttfbMs: 5_000, respMs: 10_000};
@@ -30,7 +30,8 @@ export class ReqResp {
   private readonly libp2p: Libp2p;
   private readonly config: BeaconConfig;
   private readonly requester: Requester;
-  private readonly responder: ResponderContext;
+  private serving: ReqRespServing | null;
+  private readonly respTimeoutMs: number;
   private readonly rateLimiter: RateLimiter;
   private readonly currentEpoch: () => number;
   private readonly metrics: ReqRespOptions["metrics"];
@@ -44,23 +45,32 @@ export class ReqResp {
     const timeouts = {...configTimeouts(opts.config), ...opts.timeouts};
     const currentFork = (): ForkName => this.currentFork();
     this.rateLimiter = new RateLimiter(opts.rateLimits, opts.now);
-    this.requester = new Requester({libp2p: opts.libp2p, config: opts.config, currentFork, timeouts, onPeerMisbehaved: opts.onPeerMisbehaved});
-    this.responder = {
-      config: opts.config,
-      handlers: opts.handlers,
-      rateLimiter: this.rateLimiter,
-      currentFork,
-      respTimeoutMs: timeouts.respMs,
-      onPeerMisbehaved: opts.onPeerMisbehaved,
-    };
+    this.serving = opts.handlers && opts.onPeerMisbehaved ? {handlers: opts.handlers, onPeerMisbehaved: opts.onPeerMisbehaved} : null;
+    this.respTimeoutMs = timeouts.respMs;
+    // a response that breaks the protocol is reported once the node serves (before, nothing asks peers)
+    const onPeerMisbehaved: ReqRespServing["onPeerMisbehaved"] = (peer, reason, severity) => this.serving?.onPeerMisbehaved(peer, reason, severity);
+    this.requester = new Requester({libp2p: opts.libp2p, config: opts.config, currentFork, timeouts, onPeerMisbehaved});
   }
 
-  /** Registers a handler for every protocol version, so old and new peers each find theirs. */
-  async start(): Promise<void> {
+  /**
+   * Registers a handler for every protocol version, so old and new peers each find theirs;
+   * `serving` when the constructor was not given it.
+   */
+  async start(serving?: ReqRespServing): Promise<void> {
+    this.serving = serving ?? this.serving;
+    if (!this.serving) throw new Error("ReqResp started without handlers");
+    const responder: ResponderContext = {
+      config: this.config,
+      handlers: this.serving.handlers,
+      rateLimiter: this.rateLimiter,
+      currentFork: () => this.currentFork(),
+      respTimeoutMs: this.respTimeoutMs,
+      onPeerMisbehaved: this.serving.onPeerMisbehaved,
+    };
     for (const protocol of PROTOCOLS) {
       await this.libp2p.handle(protocol.id, (stream, connection) => {
         this.metrics?.reqResp.inc({protocol: protocol.name, direction: "inbound", result: "received"});
-        return serveRequest(this.responder, protocol, stream, connection.remotePeer.toString());
+        return serveRequest(responder, protocol, stream, connection.remotePeer.toString());
       });
     }
     this.pruneTimer = setInterval(() => this.rateLimiter.prune(), RATE_LIMITER_PRUNE_MS);

@@ -6,7 +6,7 @@ import {ByteSource} from "./byteSource.ts";
 import {encodePayload, readResponseChunk, sszBounds} from "./encoding.ts";
 import {deadline, errorCodeOfStatus, InvalidPayloadError, ReqRespError} from "./errors.ts";
 import {protocolById, versionsToOffer, type ProtocolName, type ProtocolVersion} from "./protocols.ts";
-import type {ReqRespOptions, ReqRespTimeouts} from "./types.ts";
+import type {ReqRespServing, ReqRespTimeouts} from "./types.ts";
 
 /** The p2p spec's MAX_CONCURRENT_REQUESTS: per peer and protocol, a requester MUST NOT exceed it. */
 export const MAX_CONCURRENT_REQUESTS = 2;
@@ -35,7 +35,7 @@ export interface RequesterContext {
   config: BeaconConfig;
   currentFork(): ForkName;
   timeouts: ReqRespTimeouts;
-  onPeerMisbehaved: ReqRespOptions["onPeerMisbehaved"];
+  onPeerMisbehaved: ReqRespServing["onPeerMisbehaved"];
 }
 
 /**

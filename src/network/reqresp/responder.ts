@@ -9,7 +9,7 @@ import {encodeErrorChunk, encodeSuccessChunk, readPayload, sszBounds} from "./en
 import {deadline, InvalidPayloadError, ResponseError, RespStatus} from "./errors.ts";
 import type {ProtocolVersion} from "./protocols.ts";
 import type {RateLimiter} from "./rateLimiter.ts";
-import type {BlocksByRangeRequest, ReqRespHandlers, ReqRespOptions, SlotBytes, Status} from "./types.ts";
+import type {BlocksByRangeRequest, ReqRespHandlers, ReqRespServing, SlotBytes, Status} from "./types.ts";
 
 const log = getLogger("network");
 
@@ -20,7 +20,7 @@ export interface ResponderContext {
   /** the fork of the wall-clock epoch */
   currentFork(): ForkName;
   respTimeoutMs: number;
-  onPeerMisbehaved: ReqRespOptions["onPeerMisbehaved"];
+  onPeerMisbehaved: ReqRespServing["onPeerMisbehaved"];
 }
 
 /**

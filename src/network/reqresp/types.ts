@@ -60,11 +60,21 @@ export interface ReqRespTimeouts {
   respMs: number;
 }
 
+/** What a started ReqResp serves requests with, and reports misbehaving peers to. */
+export interface ReqRespServing {
+  handlers: ReqRespHandlers;
+  onPeerMisbehaved(peerId: string, reason: string, severity: PeerMisbehaviourSeverity): void;
+}
+
 export interface ReqRespOptions {
   libp2p: Libp2p;
   config: BeaconConfig;
-  handlers: ReqRespHandlers;
-  onPeerMisbehaved(peerId: string, reason: string, severity: PeerMisbehaviourSeverity): void;
+  /**
+   * What serves the peers' requests, and where their misbehaviour is reported: given here, or
+   * at `start` when they are made of parts built after the ReqResp (the peer manager).
+   */
+  handlers?: ReqRespHandlers;
+  onPeerMisbehaved?(peerId: string, reason: string, severity: PeerMisbehaviourSeverity): void;
   /** the wall-clock epoch: it sets the request limits and which versions are offered; default the last scheduled fork's epoch */
   currentEpoch?: () => number;
   rateLimits?: RateLimits;

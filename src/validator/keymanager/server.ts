@@ -103,7 +103,7 @@ export async function startKeymanagerServer(opts: KeymanagerOptions, ctx: Keyman
       else send(res, error(500, "Internal server error"));
     });
   });
-  const listening = await listen(server, opts.port, opts.address);
+  const listening = await listen(server, opts.port, opts.address, {what: "the keymanager API", option: "--keymanager-port"});
   ctx.log.info({address: opts.address, port: listening.port, tokenFile}, "Keymanager API listening");
   return {port: listening.port, tokenFile, close: () => listening.close()};
 }

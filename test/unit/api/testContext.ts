@@ -188,6 +188,9 @@ export class TestChain implements IBeaconChain {
   async getDataColumnSidecars() {
     return [];
   }
+  async getDataColumnSidecarBytes() {
+    return null;
+  }
   async produceAttestationData(committeeIndex: number, slot: number): Promise<phase0.AttestationData> {
     return {slot, index: committeeIndex, beaconBlockRoot: this.genesisRoot, source: {epoch: 0, root: new Uint8Array(32)}, target: {epoch: 0, root: this.genesisRoot}};
   }

@@ -2,7 +2,7 @@ import {afterEach, beforeEach, describe, expect, it, jest} from "@jest/globals";
 import {ForkName} from "@lodestar/params";
 import {ssz} from "@lodestar/types";
 import {EventEmitter} from "node:events";
-import type {OutgoingGossip} from "../../../src/api/impl/context.ts";
+import type {OutgoingGossip} from "../../../src/network/networkContext.ts";
 import type {ChainEvents} from "../../../src/chain/interface.ts";
 import {startLightClientPublisher} from "../../../src/network/lightClientPublisher.ts";
 

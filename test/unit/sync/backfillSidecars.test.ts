@@ -2,7 +2,7 @@ import {afterAll, beforeAll, describe, expect, it, jest} from "@jest/globals";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {ssz, type fulu, type SignedBeaconBlock} from "@lodestar/types";
 import {buildBlobSidecars, buildDataColumnSidecars} from "../../../src/chain/blobs/sidecars.ts";
-import {loadKzg} from "../../../src/chain/blobs/kzg.ts";
+import {loadKzg} from "../../../src/kzg/kzg.ts";
 import type {LinkedBlock} from "../../../src/sync/backfillChecks.ts";
 import {BackfillSidecars} from "../../../src/sync/backfillSidecars.ts";
 import {Backfill} from "../../../src/sync/backfill.ts";

@@ -3,7 +3,7 @@ import {ssz, type fulu} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {buildBlobSidecars, buildDataColumnSidecars} from "../../../src/chain/blobs/sidecars.ts";
 import {SidecarSync, type SidecarSyncDeps} from "../../../src/sync/sidecarSync.ts";
-import {loadKzg} from "../../../src/chain/blobs/kzg.ts";
+import {loadKzg} from "../../../src/kzg/kzg.ts";
 import {type ChainEnv, createChainEnv} from "../network/gossip/validation/chainEnv.ts";
 
 /** Sidecars fetched from peers are checked against their block before data availability takes them. */

@@ -1,7 +1,7 @@
 import {createBeaconConfig, type BeaconConfig} from "@lodestar/config";
 import {ssz, type fulu} from "@lodestar/types";
 import {devChainConfig} from "../../../../src/config/chainConfig.ts";
-import {blobToCommitment, computeCellsAndProofs, loadKzg} from "../../../../src/chain/blobs/kzg.ts";
+import {blobToCommitment, computeCellsAndProofs, loadKzg} from "../../../../src/kzg/kzg.ts";
 import {mockBlob} from "../../../../src/execution/mockEngine.ts";
 
 /** A fulu dev config (minimal preset) and a block committing to real blobs (KZG commitments and cell proofs by c-kzg). */

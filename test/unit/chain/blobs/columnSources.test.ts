@@ -2,7 +2,7 @@ import {afterAll, describe, expect, it, jest} from "@jest/globals";
 import {ssz, type fulu} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {DataAvailability} from "../../../../src/chain/blobs/dataAvailability.ts";
-import {KzgThread} from "../../../../src/chain/blobs/kzgThread.ts";
+import {KzgThread} from "../../../../src/kzg/kzgThread.ts";
 import {buildDataColumnSidecars, columnInclusionProofIsValid, columnSidecarsKzgValid} from "../../../../src/chain/blobs/sidecars.ts";
 import type {BeaconDb} from "../../../../src/db/beaconDb.ts";
 import type {ExecutionEngine} from "../../../../src/execution/engine.ts";

@@ -1,7 +1,7 @@
 import {afterAll, describe, expect, it, jest} from "@jest/globals";
 import {NUMBER_OF_COLUMNS} from "@lodestar/params";
 import {ssz, type fulu} from "@lodestar/types";
-import {KzgThread} from "../../../../src/chain/blobs/kzgThread.ts";
+import {KzgThread} from "../../../../src/kzg/kzgThread.ts";
 import {ReconstructionError, blobsOfColumns, recoverColumns} from "../../../../src/chain/blobs/reconstruction.ts";
 import {buildDataColumnSidecars, columnInclusionProofIsValid, columnSidecarsKzgValid} from "../../../../src/chain/blobs/sidecars.ts";
 import {blobBlock, config} from "./columnFixture.ts";

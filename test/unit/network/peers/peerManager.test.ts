@@ -75,29 +75,8 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
   const goodbye = new Promise<bigint>((resolve) => (onGoodbye = resolve));
   let onPinged: (ping: {peer: string; seq: bigint}) => void = () => undefined;
   const pinged = new Promise<{peer: string; seq: bigint}>((resolve) => (onPinged = resolve));
-  // the handlers reach the peer manager built after them, as in src/network/index.ts
-  let manager: PeerManager | null = null;
-  const reqResp = new ReqResp({
-    libp2p,
-    config,
-    currentEpoch: () => 0,
-    handlers: {
-      onStatus: (peer, theirs) => manager!.onStatusRequest(peer, theirs),
-      onGoodbye: (peer, reason) => {
-        goodbyes.push({peer, reason});
-        onGoodbye(reason);
-        manager!.onGoodbye(peer, reason);
-      },
-      onPing: (peer, seq) => {
-        onPinged({peer, seq});
-        return METADATA.seqNumber;
-      },
-      onMetadata: () => METADATA,
-      onBeaconBlocksByRange: async function* () {},
-      onBeaconBlocksByRoot: async function* () {},
-    },
-    onPeerMisbehaved: (peer, reason, severity) => manager!.report(peer, severity, reason),
-  });
+  // req/resp serves from handlers given at start, once the peer manager exists (as in src/network/index.ts)
+  const reqResp = new ReqResp({libp2p, config, currentEpoch: () => 0});
   const peers = new PeerManager(
     {
       libp2p,
@@ -110,9 +89,25 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
     },
     {targetPeers: 5, maxPeers: 5, directPeers: [], ...opts}
   );
-  manager = peers;
   await libp2p.start();
-  await reqResp.start();
+  await reqResp.start({
+    handlers: {
+      onStatus: (peer, theirs) => peers.onStatusRequest(peer, theirs),
+      onGoodbye: (peer, reason) => {
+        goodbyes.push({peer, reason});
+        onGoodbye(reason);
+        peers.onGoodbye(peer, reason);
+      },
+      onPing: (peer, seq) => {
+        onPinged({peer, seq});
+        return METADATA.seqNumber;
+      },
+      onMetadata: () => METADATA,
+      onBeaconBlocksByRange: async function* () {},
+      onBeaconBlocksByRoot: async function* () {},
+    },
+    onPeerMisbehaved: (peer, reason, severity) => peers.report(peer, severity, reason),
+  });
   if (opts.managed !== false) peers.start();
   const id = libp2p.peerId.toString();
   const node: TestNode = {

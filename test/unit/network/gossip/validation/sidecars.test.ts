@@ -4,7 +4,7 @@ import {computeSigningRoot} from "@lodestar/state-transition";
 import {ssz, type deneb, type fulu, type phase0, type SignedBeaconBlock} from "@lodestar/types";
 import {buildBlobSidecars, buildDataColumnSidecars} from "../../../../../src/chain/blobs/sidecars.ts";
 import type {BlobsBundle} from "../../../../../src/execution/engine.ts";
-import {loadKzg} from "../../../../../src/chain/blobs/kzg.ts";
+import {loadKzg} from "../../../../../src/kzg/kzg.ts";
 import {type ChainEnv, createChainEnv} from "./chainEnv.ts";
 
 /**

@@ -1,5 +1,5 @@
 import {Worker} from "node:worker_threads";
-import {getLogger} from "../../log.ts";
+import {getLogger} from "../log.ts";
 
 const log = getLogger("chain");
 
