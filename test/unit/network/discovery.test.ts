@@ -1,3 +1,4 @@
+// suite: alone (discv5 lookups over real UDP sockets, each given 1 s to answer)
 import {afterEach, describe, expect, it, jest} from "@jest/globals";
 import {Discv5, multiaddrFromSocketAddress} from "@chainsafe/discv5";
 import {ENR, SignableENR} from "@chainsafe/enr";
