@@ -55,11 +55,12 @@ describe("LoopTurns", () => {
   });
 
   it("starts a step after others in a turn only if its expected cost fits in what is left of the budget; alone, it runs whatever its cost", async () => {
-    // a wide budget, so that a slow machine cannot make these turns end early
-    const turns = new LoopTurns(20);
+    // the turn's clock is the test's: each step takes exactly 1 ms of it, however loaded the machine
+    let clockMs = 0;
+    const turns = new LoopTurns(20, () => clockMs);
     const turn = turnCounter();
-    const light = () => turns.run(() => (busy(1), turn.now()));
-    const heavy = (expectedMs: number) => turns.run(() => (busy(1), turn.now()), () => expectedMs);
+    const light = () => turns.run(() => ((clockMs += 1), turn.now()));
+    const heavy = (expectedMs: number) => turns.run(() => ((clockMs += 1), turn.now()), () => expectedMs);
     // 3 ms of light steps, then steps expected to take 18 and 19.5 ms, then a light one
     const ranAt = await Promise.all([light(), light(), light(), heavy(18), heavy(19.5), light()]);
     turn.stop();
