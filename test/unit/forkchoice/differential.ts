@@ -1,7 +1,7 @@
 import {ForkChoice, ForkChoiceError, type CheckpointHex, type ProtoBlock} from "../../../src/forkchoice/index.ts";
 import {logManager} from "../../../src/log.ts";
 import {OPTS, SLOTS_PER_EPOCH, genesisBlock} from "./fixtures.ts";
-import {LodestarForkChoice} from "./lodestarForkChoice.ts";
+import {LodestarForkChoice, SAFE_SLOTS_TO_UPDATE_JUSTIFIED} from "./lodestarForkChoice.ts";
 import {LodestarOracle} from "./lodestarOracle.ts";
 import {balancesOf, epochOf} from "./randomTree.ts";
 
@@ -290,8 +290,14 @@ export class Sides {
       const heldBack = full.justified.epoch < justified.epoch && sameCheckpoint(full.bestJustified, justified);
       if (!explain || !heldBack) return {step, what: "lodestar justified", detail: `${detail(justified, full.justified)} (its best justified ${JSON.stringify(full.bestJustified)})`};
       if (this.heldBack === null) {
-        this.heldBack = full.lastJustifiedUpdate === "finalized" ? "v1.2-finalized-resets-justified" : "v1.2-should-update-justified";
-        result.checkpointRules[this.heldBack] = (result.checkpointRules[this.heldBack] ?? 0) + 1;
+        // where it starts: Lodestar's justified checkpoint set with a new finalized one, or one refused
+        // by should_update_justified_checkpoint, which refuses none in an epoch's first safe slots
+        const cause = full.lastJustifiedUpdate === "finalized" ? "v1.2-finalized-resets-justified" : "v1.2-should-update-justified";
+        if (cause === "v1.2-should-update-justified" && full.currentSlot % SLOTS_PER_EPOCH < SAFE_SLOTS_TO_UPDATE_JUSTIFIED) {
+          return {step, what: "lodestar justified", detail: `${detail(justified, full.justified)} in a safe slot`};
+        }
+        this.heldBack = cause;
+        result.checkpointRules[cause] = (result.checkpointRules[cause] ?? 0) + 1;
       }
       return null;
     }
