@@ -82,6 +82,8 @@ export class Sides {
   readonly full: LodestarForkChoice;
   /** the v1.2 rule that holds Lodestar's justified checkpoint behind ours, while it does */
   private heldBack: CheckpointRule | null = null;
+  /** Lodestar's finalizedResets at the last comparison */
+  private finalizedResets = 0;
   constructor() {
     const anchor = anchorBlock();
     this.ours = new ForkChoice({anchor, currentSlot: 0, opts: OPTS, getJustifiedBalances: balances});
@@ -286,13 +288,16 @@ export class Sides {
       return {step, what: "lodestar finalized", detail: detail(ours.getFinalizedCheckpoint(), full.finalized)};
     }
     result.fullCheckpointsCompared++;
+    const resetNow = full.finalizedResets !== this.finalizedResets;
+    this.finalizedResets = full.finalizedResets;
     if (!sameCheckpoint(justified, full.justified)) {
       const heldBack = full.justified.epoch < justified.epoch && sameCheckpoint(full.bestJustified, justified);
       if (!explain || !heldBack) return {step, what: "lodestar justified", detail: `${detail(justified, full.justified)} (its best justified ${JSON.stringify(full.bestJustified)})`};
       if (this.heldBack === null) {
-        // where it starts: Lodestar's justified checkpoint set with a new finalized one, or one refused
-        // by should_update_justified_checkpoint, which refuses none in an epoch's first safe slots
-        const cause = full.lastJustifiedUpdate === "finalized" ? "v1.2-finalized-resets-justified" : "v1.2-should-update-justified";
+        // where it starts: Lodestar's justified checkpoint set with a new finalized one during the
+        // event (a later update in the same event may raise it again, not to ours), or one refused by
+        // should_update_justified_checkpoint, which refuses none in an epoch's first safe slots
+        const cause = resetNow ? "v1.2-finalized-resets-justified" : "v1.2-should-update-justified";
         if (cause === "v1.2-should-update-justified" && full.currentSlot % SLOTS_PER_EPOCH < SAFE_SLOTS_TO_UPDATE_JUSTIFIED) {
           return {step, what: "lodestar justified", detail: `${detail(justified, full.justified)} in a safe slot`};
         }

@@ -73,8 +73,8 @@ export class LodestarForkChoice {
   readonly fc: ForkChoice;
   readonly protoArray: ProtoArray;
   private readonly store: ForkChoiceStore;
-  /** how the Store's justified checkpoint last changed: by a justified update or with a new finalized checkpoint */
-  lastJustifiedUpdate: "justified" | "finalized" = "justified";
+  /** the times the Store's justified checkpoint was set with a new finalized checkpoint (fork-choice.md v1.2) */
+  finalizedResets = 0;
   private finalizing = false;
   private readonly boostPercent: number;
   private readonly secondsPerSlot: number;
@@ -88,7 +88,7 @@ export class LodestarForkChoice {
     // the Store's events: on a new finalized checkpoint, Lodestar sets the justified one right after
     const events = {
       onJustified: () => {
-        this.lastJustifiedUpdate = this.finalizing ? "finalized" : "justified";
+        if (this.finalizing) this.finalizedResets++;
         this.finalizing = false;
       },
       onFinalized: () => {
