@@ -49,11 +49,17 @@ async function scrape(port: number): Promise<Exposition> {
   return parseExposition(await (await fetch(`http://${HOST}:${port}/metrics`)).text());
 }
 
-/** Connects a driver peer to the node and waits until it knows the node is on every topic. */
-async function connectDriver(o: {config: any; view: NodeView; nodeAddress: string; nodeId: string; currentEpoch: () => number; topics: string[]}): Promise<HostilePeer> {
+/**
+ * Connects a driver peer to the node and waits until it knows the node is on every topic. The ids
+ * of the messages it publishes are computed beforehand (`ids`, by the message's bytes): the
+ * driver stands for many machines, and its own CPU is the node's.
+ */
+async function connectDriver(o: {config: any; view: NodeView; nodeAddress: string; nodeId: string; currentEpoch: () => number; topics: string[]; ids: WeakMap<Uint8Array, Uint8Array>}): Promise<HostilePeer> {
   const {multiaddr} = await import("@multiformats/multiaddr");
+  const {createMsgIdFn} = await import("../src/network/gossip/encoding.ts");
   const forkDigest = o.config.forkBoundary2ForkDigest(o.config.getForkBoundaryAtEpoch(0));
-  const peer = await createHostilePeer(o.config, o.currentEpoch, () => o.view.chainStatus(forkDigest));
+  const msgId = createMsgIdFn(o.config);
+  const peer = await createHostilePeer(o.config, o.currentEpoch, () => o.view.chainStatus(forkDigest), {msgIdFn: (msg) => o.ids.get(msg.data) ?? msgId(msg)});
   // the node admits a few new connections a second from one address: retry as a peer would
   for (let attempt = 1; ; attempt++) {
     try {
@@ -124,7 +130,11 @@ async function main(): Promise<void> {
     const nodeAddress = await p2pAddress(base);
     const nodeId = nodeAddress.split("/p2p/")[1];
     const currentEpoch = () => Math.floor(currentSlot() / 32);
-    for (let i = 0; i < PEERS; i++) peers.push(await connectDriver({config, view, nodeAddress, nodeId, currentEpoch, topics}));
+    const {createMsgIdFn} = await import("../src/network/gossip/encoding.ts");
+    const msgId = createMsgIdFn(config);
+    const ids = new WeakMap<Uint8Array, Uint8Array>();
+    for (const r of records) ids.set(r.data, msgId({type: "unsigned", topic: topicOf(r), data: r.data} as never));
+    for (let i = 0; i < PEERS; i++) peers.push(await connectDriver({config, view, nodeAddress, nodeId, currentEpoch, topics, ids}));
     log(`${PEERS} driver peers on ${topics.length} topics`);
     const firstMs = genesisMs + SLOT_MS;
     if (Date.now() > firstMs - 2000) throw new Error(`the node and its peers were not ready before slot 1 (${START_S} s after the launch): set BENCH_GOSSIP_START_S higher`);
@@ -141,14 +151,14 @@ async function main(): Promise<void> {
     const due = (r: GossipRecord) => genesisMs + r.slot * SLOT_MS + r.atMs;
     const schedule = [...records].sort((a, b) => due(a) - due(b));
     let publishLateMs = 0;
-    let publishFailed = 0;
+    const publishErrors = new Map<string, number>();
     for (let i = 0; i < schedule.length; i++) {
       const r = schedule[i];
       const wait = due(r) - Date.now();
       if (wait > 1) await sleep(wait);
       else if (i % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
       publishLateMs = Math.max(publishLateMs, Date.now() - due(r));
-      peers[i % peers.length].libp2p.services.gossipsub.publish(topicOf(r), r.data).catch(() => publishFailed++);
+      peers[i % peers.length].libp2p.services.gossipsub.publish(topicOf(r), r.data).catch((e: Error) => publishErrors.set(e.message, (publishErrors.get(e.message) ?? 0) + 1));
     }
     // until every message has its verdict, or a slot after the last one ends
     const endMs = genesisMs + (SLOTS + 2) * SLOT_MS;
@@ -179,7 +189,7 @@ async function main(): Promise<void> {
       rest,
       slotStartMs: (slot) => genesisMs + slot * SLOT_MS,
       publishLateMs,
-      publishFailed,
+      publishErrors,
       blst,
       decode,
     };
@@ -191,6 +201,10 @@ async function main(): Promise<void> {
       reasons.set(key, (reasons.get(key) ?? 0) + 1);
     }
     for (const [reason, count] of [...reasons].sort((a, b) => b[1] - a[1])) console.log(`not accepted x${count}: ${reason}`);
+    // the node's warnings and errors, and its peers coming and going, counted
+    const notes = new Map<string, number>();
+    for (const l of node.logs.filter((l) => l.level >= 40 || /^peer /.test(l.msg))) notes.set(`${l.topic ?? ""} ${l.msg}`, (notes.get(`${l.topic ?? ""} ${l.msg}`) ?? 0) + 1);
+    for (const [note, count] of notes) console.log(`node log x${count}: ${note}`);
   } finally {
     for (const peer of peers) await peer.stop();
     await node.stop();

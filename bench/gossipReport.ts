@@ -25,7 +25,8 @@ export interface GossipRun {
   rest: {latencies: number[]; failures: number; heads: Array<{slot: number; atMs: number}>};
   slotStartMs(slot: number): number;
   publishLateMs: number;
-  publishFailed: number;
+  /** the driver's failed publishes, by error */
+  publishErrors: Map<string, number>;
   blst: BlstCeiling;
   decode: Map<GossipKind, DecodeCost>;
 }
@@ -127,7 +128,7 @@ export function printGossipReport(run: GossipRun): void {
       ["node RSS", `${fmt(run.rss.start)} MiB at the start, ${fmt(run.rss.peak)} peak, ${fmt(run.rss.end)} at the end`],
       ["blst alone, the run's signature sets", `${fmt(run.blst.sets)} sets in ${fmt(run.blst.seconds, 2)} s on ${run.blst.threads} thread(s) (${fmt(run.blst.cpuSeconds, 2)} s of CPU): ${fmt(run.blst.setsPerSecond)} sets/s; the sets of a slot take ${fmt(run.blst.seconds / run.slots, 2)} s of its 12`],
       ["CPU per set: node (all its work) / blst alone", `${fmt(nodeCpuPerSet, 0)} µs / ${fmt(rawCpuPerSet, 0)} µs: blst alone is ${fmt((100 * rawCpuPerSet) / nodeCpuPerSet)}% of the node's cost`],
-      ["driver", `published up to ${fmt(run.publishLateMs)} ms after a message's moment; ${run.publishFailed} publishes failed`],
+      ["driver", `published up to ${fmt(run.publishLateMs)} ms after a message's moment; failed publishes: ${[...run.publishErrors].map(([e, n]) => `${n} (${e})`).join(", ") || "none"}`],
     ]
   );
 }
