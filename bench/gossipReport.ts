@@ -14,6 +14,8 @@ export interface GossipRun {
   validators: number;
   slots: number;
   peers: number;
+  /** the share of the single attestations sent */
+  share: number;
   threads: number;
   records: GossipRecord[];
   /** the node's metrics before the first message and after the last verdict */
@@ -72,7 +74,8 @@ export function printGossipReport(run: GossipRun): void {
   console.log(`\nbench:gossip, ${run.date}; ${run.machine}`);
   console.log(
     `${OUR_NAME}, --subscribe-all-subnets, ${run.threads} BLS thread(s); ${fmt(run.validators)} validators (mainnet preset, bellatrix); ` +
-      `${run.slots} slots (${run.windowSeconds} s) sent by ${run.peers} driver peers over libp2p (TCP, loopback), in the bench's own process`
+      `${run.slots} slots (${run.windowSeconds} s) sent by ${run.peers} driver peers over libp2p (TCP, loopback), in the bench's own process` +
+      (run.share < 1 ? `; ${fmt(run.share * 100, 1)}% of the single attestations only (BENCH_GOSSIP_SHARE)` : "")
   );
   const lines = GOSSIP_KINDS.map((kind) => {
     const offered = run.records.filter((r) => r.kind === kind).length;
