@@ -42,7 +42,7 @@ export async function gossipMessages(o: {state: Uint8Array; slots: number; prefi
     return readCache(kept, o.slots);
   }
   const file = cacheFile(o.prefix, o.slots);
-  o.log(`making the messages of ${o.slots} slots (every one signed: about 65,000 signatures a slot), kept as ${file}`);
+  o.log(`making the messages of ${o.slots} slots (every one signed: about 65,000 signatures a slot at a million validators), kept as ${file}`);
   const writer = new CacheWriter(file);
   const records: GossipRecord[] = [];
   await generate(o.state, o.slots, (slotRecords, slot, ms) => {
