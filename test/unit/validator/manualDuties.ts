@@ -36,6 +36,10 @@ export class ManualClock implements DutyClock {
   startSlot(): void {
     this.onSlot!(++this.slot);
   }
+  /** What is scheduled and not run yet: slot and offset into it, in the order asked. */
+  scheduled(): {slot: number; offsetMs: number}[] {
+    return this.due.map(({slot, offsetMs}) => ({slot, offsetMs}));
+  }
   /** Runs the tasks due in the current slot (attestations, aggregates, sync messages and contributions). */
   runDue(): void {
     const now = this.due.filter((d) => d.slot <= this.slot).sort((a, b) => a.offsetMs - b.offsetMs);
