@@ -7,6 +7,7 @@ import {fromHex, toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
 import type {Clock} from "../clock/clock.ts";
 import type {BeaconDb} from "../db/beaconDb.ts";
+import {DiskFullError} from "../db/diskFull.ts";
 import type {BlobsBundle, ExecutionEngine} from "../execution/engine.ts";
 import {ForkChoice, type CheckpointHex, type ProtoBlock} from "../forkchoice/index.ts";
 import {getLogger} from "../log.ts";
@@ -315,7 +316,8 @@ export class BeaconChain implements IBeaconChain {
     this.head = newHead;
     emitHeadChange(this.emitter, this.forkChoice, oldHead, newHead, this.anchorSlot);
     this.pools.opPool.pruneIncluded(this.getHeadState());
-    void this.db.chainMeta.headRoot.put(fromHex(newHead.blockRoot)).catch((e: Error) => log.error({err: e.message}, "could not store head root"));
+    // a start takes its head from fork choice, not from this record: a full disk (said once by the database) loses nothing here
+    void this.db.chainMeta.headRoot.put(fromHex(newHead.blockRoot)).catch((e: Error) => (e instanceof DiskFullError ? log.debug({err: e.message}, "head root not stored: the disk is full") : log.error({err: e.message}, "could not store head root")));
     this.engineVerdicts.notifyHead(newHead);
     return newHead;
   }
