@@ -1,18 +1,8 @@
 import {afterEach, describe, expect, it, jest} from "@jest/globals";
-import {mkdtemp, rm} from "node:fs/promises";
-import {tmpdir} from "node:os";
-import {join} from "node:path";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
-import {DutyLoop, type DutyClock} from "../../../src/validator/dutyLoop.ts";
-import type {ValidatorContext} from "../../../src/validator/context.ts";
-import {DEFAULT_GAS_LIMIT, ProposerSettings} from "../../../src/validator/keys/proposerSettings.ts";
-import {ValidatorKeys} from "../../../src/validator/keys/validatorKeys.ts";
-import {ValidatorSigner} from "../../../src/validator/signer.ts";
-import {SlashingProtection} from "../../../src/validator/slashingProtection.ts";
-import {ValidatorIndices} from "../../../src/validator/validators.ts";
 import {interopKeystore, interopPubkey} from "../../keystoreFiles.ts";
-import {captureLog} from "./captureLog.ts";
-import {FakeBeaconApi, genesisValidatorsRoot, keys as interopKeys} from "./fakeBeaconApi.ts";
+import {startDutyLoop, turns, until} from "./dutyLoopHarness.ts";
+import {FakeBeaconApi} from "./fakeBeaconApi.ts";
 
 /** A call whose answer the test holds back: released when the test says, in the order it chooses. */
 interface Held {
@@ -47,49 +37,6 @@ class HoldingApi extends FakeBeaconApi {
   }
 }
 
-/** The slot clock, moved by the test: a slot's start, then its deadlines in order. */
-class ManualClock implements DutyClock {
-  slot: number;
-  private onSlot: ((slot: number) => void) | null = null;
-  private due: {slot: number; offsetMs: number; fn: () => void}[] = [];
-
-  constructor(slot: number) {
-    this.slot = slot;
-  }
-  currentSlot(): number {
-    return this.slot;
-  }
-  start(onSlot: (slot: number) => void): void {
-    this.onSlot = onSlot;
-  }
-  runAt(slot: number, offsetMs: number, fn: () => void): void {
-    this.due.push({slot, offsetMs, fn});
-  }
-  startSlot(): void {
-    this.onSlot!(++this.slot);
-  }
-  /** Runs the tasks due in the current slot (attestations, aggregates, sync messages and contributions). */
-  runDue(): void {
-    const now = this.due.filter((d) => d.slot <= this.slot).sort((a, b) => a.offsetMs - b.offsetMs);
-    this.due = this.due.filter((d) => d.slot > this.slot);
-    for (const d of now) d.fn();
-  }
-}
-
-/** `n` turns of the event loop: whatever the answers at hand set going has run. */
-async function turns(n: number): Promise<void> {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** Turns of the event loop until `probe` holds (the fake node answers at once; signatures take a few turns, slashing protection writes to disk). */
-async function until(what: string, probe: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
 const PASSWORD = "key changes";
 const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
 
@@ -107,33 +54,8 @@ describe("duty loop: keys imported and deleted while duty fetches are in flight"
 
   /** Interop keys 0 and 1 at start (electra from genesis), the clock at `slot`. */
   async function setup(slot: number) {
-    const dir = await mkdtemp(join(tmpdir(), "key-changes-"));
-    const protection = await SlashingProtection.open(join(dir, "protection"));
-    cleanups.push(async () => {
-      await protection.close();
-      await rm(dir, {recursive: true, force: true});
-    });
-    await protection.bindToChain(genesisValidatorsRoot);
     const api = new HoldingApi("electra", 0);
-    const {log, lines} = captureLog();
-    const validators = new ValidatorIndices([]);
-    const signer = new ValidatorSigner(api.config, [], protection);
-    const ctx: ValidatorContext = {api, config: api.config, signer, validators, log};
-    const settings = ProposerSettings.open(join(dir, "proposer-settings.json"), {gasLimit: DEFAULT_GAS_LIMIT});
-    const keys = new ValidatorKeys({signer, validators, protection, settings, dataDir: dir, log});
-    cleanups.push(async () => keys.releaseLocks());
-    for (const i of [0, 1]) keys.add({pubkey: interopPubkey(i)}, interopKeys[i]);
-    const clock = new ManualClock(slot);
-    const loop = new DutyLoop(ctx, clock, settings);
-    await loop.start();
-    await loop.settle(5000);
-    /** the next slot whole: its start, then its deadlines, everything settled */
-    const runSlot = async (): Promise<void> => {
-      clock.startSlot();
-      await loop.settle(5000);
-      clock.runDue();
-      await loop.settle(5000);
-    };
+    const {clock, loop, keys, validators, runSlot, lines} = await startDutyLoop(api, slot, [0, 1], cleanups);
     const importKey = async (i: number): Promise<void> => {
       const statuses = await keys.importKeystores([JSON.stringify(await interopKeystore(i, PASSWORD))], [PASSWORD], undefined);
       expect(statuses).toEqual([{status: "imported"}]);
