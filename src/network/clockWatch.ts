@@ -44,8 +44,10 @@ export class ClockWatch {
     this.monitor.forget(peer);
   }
 
-  /** Once a slot: the estimate, said when the clock turns out off and when it is right again. */
+  /** Once a slot, as the node's slot tick runs: the estimate, said when the clock turns out off and when it is right again. */
   onSlot(slot: number): void {
+    // how late this tick runs is the node's own delay (clock/offset.ts), not its clock's
+    this.monitor.recordTick(slot, this.deps.msIntoSlot(slot));
     const verdict = this.monitor.verdict();
     if (!verdict) return;
     const wasOff = this.current?.off ?? false;
