@@ -19,11 +19,13 @@ export interface SplitOptions {
   /** epochs the network stays cut in two */
   cutEpochs: number;
   mode: CutMode;
-  /** 1 in the suite */
+  /** seconds per slot (default 3: what four nodes on two cores carry, see run.ts) */
   secondsPerSlot?: number;
   /** seconds each way of node 3's flapping links, and how many epochs it lasts (0: no flapping) */
   flap?: {seconds: number; epochs: number};
   log?: (line: string) => void;
+  /** a directory where node 0 writes a CPU profile (`--cpu-prof`) when it stops */
+  cpuProfileDir?: string;
 }
 
 export interface SplitReport {
@@ -46,7 +48,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
   const log = opts.log ?? (() => undefined);
-  const secondsPerSlot = opts.secondsPerSlot ?? 1;
+  const secondsPerSlot = opts.secondsPerSlot ?? 3;
   const devnet = await ProxiedDevnet.start({
     nodes: 4,
     validators: VALIDATORS,
@@ -54,6 +56,7 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
     genesisDelaySeconds: 15,
     // one node on each side keeps every data column, so each half can sample and later sync the other's
     extraArgs: (i) => ["--dev-blobs-per-block", "1", ...(i === 0 || i === 2 ? ["--subscribe-all-subnets"] : [])],
+    extraEnv: (i): Record<string, string> => (i === 0 && opts.cpuProfileDir ? {NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${opts.cpuProfileDir}`} : {}),
   });
   const urls = devnet.nodes.map((n) => n.url);
   const watch = new SignatureWatch();
