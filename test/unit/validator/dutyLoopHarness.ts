@@ -57,6 +57,9 @@ export async function until(what: string, probe: () => boolean): Promise<void> {
   }
 }
 
+/** The validator of an electra SingleAttestation. */
+export const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
+
 /**
  * A duty loop over `api` with the interop keys `indices` (slashing protection and keys in a
  * temporary directory), its clock at `slot`, started and settled. `cleanups` gets what to undo.

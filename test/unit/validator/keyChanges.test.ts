@@ -1,7 +1,7 @@
 import {afterEach, describe, expect, it, jest} from "@jest/globals";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {interopKeystore, interopPubkey} from "../../keystoreFiles.ts";
-import {startDutyLoop, turns, until} from "./dutyLoopHarness.ts";
+import {attesterOf, startDutyLoop, turns, until} from "./dutyLoopHarness.ts";
 import {FakeBeaconApi} from "./fakeBeaconApi.ts";
 
 /** A call whose answer the test holds back: released when the test says, in the order it chooses. */
@@ -38,8 +38,6 @@ class HoldingApi extends FakeBeaconApi {
 }
 
 const PASSWORD = "key changes";
-const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
-
 /**
  * Keys imported and deleted while the duty loop runs (the keymanager API's ValidatorKeys), with
  * the clock driven slot by slot and duty answers held back, so that a fetch begun for the old
