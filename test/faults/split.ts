@@ -118,7 +118,11 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
     });
     log(`slot ${converged}: one head on all four nodes`);
     const cutEpoch = Math.floor(cutSlot / SLOTS_PER_EPOCH);
-    await waitUntil("finality after the heal", 8 * SLOTS_PER_EPOCH, async () => (finality.lowest(4) > cutEpoch ? true : null));
+    // each probe samples the nodes: the finality log holds only what samples reported
+    await waitUntil("finality after the heal", 8 * SLOTS_PER_EPOCH, async () => {
+      await sample();
+      return finality.lowest(4) > cutEpoch ? true : null;
+    });
     const afterHeal = finality.lowest(4);
     log(`slot ${clockSlot()}: finalized epoch ${afterHeal} on all four nodes`);
 
