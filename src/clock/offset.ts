@@ -90,13 +90,19 @@ export class ClockOffsetMonitor {
     this.peers.delete(peer);
   }
 
-  /** The estimate, or null while no peer has delivered messages for enough slots. */
-  verdict(): ClockOffsetVerdict | null {
+  /**
+   * The estimate, or null while no peer has delivered messages for enough slots. With
+   * `currentSlot`, only messages of the last OFFSET_WINDOW_SLOTS slots count: old ones say nothing
+   * of the clock now (when no message comes, the estimate ends rather than stand for ever).
+   */
+  verdict(currentSlot?: number): ClockOffsetVerdict | null {
     const estimates: number[] = [];
+    const recent = ([slot]: [number, number]): boolean => currentSlot === undefined || slot > currentSlot - OFFSET_WINDOW_SLOTS;
     for (const slots of this.peers.values()) {
-      if (slots.size < MIN_PEER_SLOTS) continue;
+      const arrivals = [...slots].filter(recent);
+      if (arrivals.length < MIN_PEER_SLOTS) continue;
       // a message handled before the late tick (in the same turn of the loop) is not moved before the slot's start
-      estimates.push(median([...slots].map(([slot, ms]) => ms - Math.min(this.ownLag.get(slot) ?? 0, Math.max(ms, 0)))));
+      estimates.push(median(arrivals.map(([slot, ms]) => ms - Math.min(this.ownLag.get(slot) ?? 0, Math.max(ms, 0)))));
     }
     if (estimates.length === 0) return null;
     const offsetMs = median(estimates);

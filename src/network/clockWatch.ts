@@ -48,8 +48,15 @@ export class ClockWatch {
   onSlot(slot: number): void {
     // how late this tick runs is the node's own delay (clock/offset.ts), not its clock's
     this.monitor.recordTick(slot, this.deps.msIntoSlot(slot));
-    const verdict = this.monitor.verdict();
-    if (!verdict) return;
+    const verdict = this.monitor.verdict(slot);
+    if (!verdict) {
+      // no peer's messages of the last slots: nothing is known of the clock now. Were the verdict
+      // kept, a network whose nodes all judged their clocks off (all of them starved of CPU) would
+      // stay silent for ever: no one signs, so no message comes to change it
+      if (this.current?.off) log.info({slot}, "no recent messages from peers to time the clock by: the node's validators sign again");
+      this.current = null;
+      return;
+    }
     const wasOff = this.current?.off ?? false;
     this.current = verdict;
     this.deps.setOffsetSeconds?.(verdict.offsetMs / 1000);
