@@ -1,6 +1,6 @@
 import {getJson} from "../e2e/nodeProcess.ts";
 import {SignatureWatch, followEvents} from "../soak/signatureWatch.ts";
-import {FinalityLog, checkBlocks, forkChoiceRoots, restJson, sampleNodes} from "./chainChecks.ts";
+import {type BlocksRead, FinalityLog, checkBlocks, forkChoiceRoots, restJson, sampleNodes} from "./chainChecks.ts";
 import type {CutMode} from "./loopbackProxy.ts";
 import {ProxiedDevnet} from "./proxiedDevnet.ts";
 
@@ -38,7 +38,7 @@ export interface SplitReport {
   /** each half's head slot when the heal came, and whether their heads differed */
   heads: {half0: number; half1: number; diverged: boolean};
   flap?: {toggles: number; finalizedBefore: number; finalizedAfter: number};
-  observed: {votes: number; proposals: number; blocksRead: number};
+  observed: {votes: number; proposals: number; blocksRead: number; blocksWithoutState: number};
   problems: string[];
 }
 
@@ -62,6 +62,12 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
   const watch = new SignatureWatch();
   const finality = new FinalityLog();
   const blockRoots = new Set<string>();
+  const blocks: BlocksRead = {done: new Set(), read: 0, stateless: 0};
+  /** every block of every node's fork choice and event stream, read while its state is there */
+  const readBlocks = async () => {
+    for (const url of urls) for (const root of await forkChoiceRoots(url)) blockRoots.add(root);
+    await checkBlocks(urls, blockRoots, watch, blocks);
+  };
   const stopEvents = new AbortController();
   const events = urls.map((url) => followEvents(url, watch, stopEvents.signal, (root) => blockRoots.add(root)).catch(() => undefined));
   const problems: string[] = [];
@@ -117,6 +123,8 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
       return new Set(views.map((v) => v.root)).size === 1 && views[0].slot >= healSlot ? clockSlot() : null;
     });
     log(`slot ${converged}: one head on all four nodes`);
+    // both branches are still in fork choice (nothing after the cut is finalized): their blocks' states are there
+    await readBlocks();
     const cutEpoch = Math.floor(cutSlot / SLOTS_PER_EPOCH);
     // each probe samples the nodes: the finality log holds only what samples reported
     await waitUntil("finality after the heal", 8 * SLOTS_PER_EPOCH, async () => {
@@ -160,10 +168,9 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
         if (!canonical) problems.push(`node ${i}: finalized checkpoint of epoch ${epoch} (${root}) is not on its chain`);
       }
     }
-    for (const url of urls) for (const root of await forkChoiceRoots(url)) blockRoots.add(root);
     stopEvents.abort();
     await Promise.all(events);
-    const blocksRead = await checkBlocks(urls, blockRoots, watch);
+    await readBlocks();
     return {
       cutSlot,
       healSlot,
@@ -171,7 +178,7 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
       finalized: {atCut, duringCut, afterHeal, atEnd},
       heads,
       flap,
-      observed: {...watch.observed, blocksRead},
+      observed: {...watch.observed, blocksRead: blocks.read, blocksWithoutState: blocks.stateless},
       problems: [...problems, ...finality.problems, ...watch.problems],
     };
   } finally {
