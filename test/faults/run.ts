@@ -8,14 +8,14 @@ import {runSplit} from "./split.ts";
  * profile there. Prints the report; exits 1 if it found a problem.
  *
  * Why 3-second slots: the four nodes share the machine. Measured as CPU time (not wall time) on
- * the 2-core test machine, they take 1.2-1.9 CPU-seconds per slot together, whatever the slot
- * length: 0.1-0.3 for each of the two that custody their share of data columns, 0.4-0.8 for each
- * of the two that keep every column (`--subscribe-all-subnets`: the KZG proofs of every block's
- * 128 columns, a proposal's cells and proofs, about 0.4 s each, and BLS signatures). At 1-second
- * slots that is one to two whole cores: the nodes' event loops wait their turn of the CPU longer
- * than they run, fall slots behind the clock, time their peers' messages seconds late, and the
- * run fails on timing rather than on the split. At 3-second slots it is under two thirds of a
- * core, which two cores carry with room for the bursts at each slot's start.
+ * the 2-core test machine, with every validator at work they take 2.3 CPU-seconds per slot
+ * together, whatever the slot length: about 0.4 for each of the two that custody their share of
+ * data columns, 0.8 for each of the two that keep every column (`--subscribe-all-subnets`: the
+ * KZG proofs of every block's 128 columns, a proposal's cells and proofs, about 0.4 s each, BLS
+ * signatures). At 1-second slots that is more than the two cores: the nodes' event loops wait
+ * their turn of the CPU longer than they run, fall slots behind the clock, time their peers'
+ * messages seconds late, and the run fails on timing rather than on the split. At 3-second slots
+ * it is under 0.8 of a core, which two cores carry with room for the bursts at each slot's start.
  */
 const report = await runSplit({
   cutEpochs: Number(process.env.SPLIT_EPOCHS ?? 3),

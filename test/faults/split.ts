@@ -53,7 +53,8 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
     nodes: 4,
     validators: VALIDATORS,
     secondsPerSlot,
-    genesisDelaySeconds: 15,
+    // the nodes load (the KZG trusted setup, among the rest) before the chain starts
+    genesisDelaySeconds: 30,
     // one node on each side keeps every data column, so each half can sample and later sync the other's
     extraArgs: (i) => ["--dev-blobs-per-block", "1", ...(i === 0 || i === 2 ? ["--subscribe-all-subnets"] : [])],
     extraEnv: (i): Record<string, string> => (i === 0 && opts.cpuProfileDir ? {NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${opts.cpuProfileDir}`} : {}),
@@ -93,7 +94,13 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
   try {
     // the full mesh, and a few blocks everyone agrees on
     await waitUntil("every node connected to the other three", 60, async () => ((await devnet.peerCounts()).every((c) => c === 3) ? true : null));
-    await waitUntil("the chain to start", 30, async () => ((await sample()).every((s) => s.slot >= 3) ? true : null));
+    // the cut waits for a chain that keeps up with the clock: four nodes starting at once are busy
+    // for their first slots, and a node that hears its peers late then takes its clock for off
+    // and signs nothing for a while (which would leave a half silent through the cut)
+    await waitUntil("the chain to keep up with the clock", 4 * SLOTS_PER_EPOCH, async () => {
+      const views = await sample();
+      return clockSlot() >= SLOTS_PER_EPOCH && views.every((v) => v.slot >= clockSlot() - 1) ? true : null;
+    });
     const atCut = Math.max(...(await sample()).map((s) => s.finalized));
     const cutSlot = clockSlot();
     devnet.cut([0, 1], opts.mode);
