@@ -15,13 +15,13 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {type ListeningProcess, startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
-import {SCALE_SECONDS_PER_SLOT, scaleState, withGenesisTime} from "./scaleState.ts";
+import {SCALE_SECONDS_PER_SLOT, scaleState, scaleStateFile, withGenesisTime} from "./scaleState.ts";
 import {freePort, peerName, rssMiB, startPeer} from "./peer.ts";
 import {OUR_NAME, measuredMachineLine} from "./machine.ts";
 
 process.env.LODESTAR_PRESET = "mainnet";
 const COUNT = Number(process.env.BENCH_SCALE_VALIDATORS ?? 1_000_000);
-const STATE_FILE = process.env.BENCH_SCALE_STATE ?? join(tmpdir(), `beacon-gateway-scale-${COUNT}.ssz`);
+const STATE_FILE = scaleStateFile(COUNT);
 const PEER_DIR = process.env.BENCH_PEER;
 /** the issue's bound on what all validators as JSON add to the peak RSS: 300 MB (decimal), in MiB */
 const MAX_PEAK_RSS_MIB = 300e6 / 2 ** 20;

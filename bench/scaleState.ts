@@ -1,10 +1,15 @@
-// A synthetic mainnet-preset genesis state with many validators (`npm run bench:scale`): the
-// interop dev genesis of 64 validators (bellatrix, mainnet preset), grown to `count` validators,
-// each with its interop key, active from epoch 0 with 32 ETH. The state stays valid for the state
-// transition: every list that follows the validators grows with them, the deposit counters
-// match, and the validators root is the grown list's. Made once and kept as an SSZ file; its
-// genesis time is set at each use (the first 8 bytes), so that the bench runs at epoch 0.
+// A synthetic mainnet-preset genesis state with many validators (`npm run bench:scale`,
+// `bench:gossip`): the interop dev genesis of 64 validators (bellatrix, mainnet preset), grown to
+// `count` validators, each with its interop key (so a bench can sign for any of them:
+// `interopSecretKey(index)`), active from epoch 0 with 32 ETH. The state stays valid for the
+// state transition: every list that follows the validators grows with them, the deposit
+// counters match, the validators root is the grown list's, and the sync committees are drawn
+// from all of them as the spec's genesis draws them (not from the first 64). Made once and kept as
+// an SSZ file; its genesis time is set at each use (the first 8 bytes), so that the bench runs
+// at epoch 0.
 import {existsSync, readFileSync, renameSync, writeFileSync} from "node:fs";
+import {tmpdir} from "node:os";
+import {join} from "node:path";
 
 /**
  * Mainnet's 12-second slots: both nodes are measured at genesis, before any block, and a node
@@ -13,6 +18,14 @@ import {existsSync, readFileSync, renameSync, writeFileSync} from "node:fs";
  * epoch's first slot, about 6.4 minutes after genesis.
  */
 export const SCALE_SECONDS_PER_SLOT = 12;
+
+/**
+ * Where the state of `count` validators is kept: `BENCH_SCALE_STATE`, or a file in the temp
+ * folder named after the builder's version (a file of an older builder is not reused).
+ */
+export function scaleStateFile(count: number): string {
+  return process.env.BENCH_SCALE_STATE ?? join(tmpdir(), `beacon-gateway-scale-v2-${count}.ssz`);
+}
 
 /** The file's state, with `genesisTime` written in. */
 export function withGenesisTime(state: Uint8Array, genesisTime: number): Uint8Array {
@@ -34,6 +47,18 @@ export async function scaleState(path: string, count: number, log: (line: string
   const started = Date.now();
   const genesis = createInteropGenesisState(config, 64, Math.floor(Date.now() / 1000));
   appendInteropValidators(genesis, count, (done) => log(`  ${done} validators (${((Date.now() - started) / 1000).toFixed(0)} s)`));
+  // genesis drew its sync committees from its 64 validators: draw them again from all of them
+  // (initialize_beacon_state_from_eth1: current and next are both get_next_sync_committee)
+  const {ForkSeq} = await import("@lodestar/params");
+  const {getNextSyncCommittee} = await import("@lodestar/state-transition");
+  const {ssz} = await import("@lodestar/types");
+  const indices = Uint32Array.from({length: count}, (_, i) => i);
+  // effective balance increments of 1 ETH: 32 each
+  const increments = new Uint16Array(count).fill(32);
+  const {syncCommittee} = getNextSyncCommittee(ForkSeq.bellatrix, genesis, indices, increments);
+  const synced = genesis as unknown as {currentSyncCommittee: unknown; nextSyncCommittee: unknown};
+  synced.currentSyncCommittee = ssz.altair.SyncCommittee.toViewDU(syncCommittee);
+  synced.nextSyncCommittee = ssz.altair.SyncCommittee.toViewDU(syncCommittee);
   const state = genesis as unknown as {
     validators: {hashTreeRoot(): Uint8Array};
     eth1Data: {depositCount: bigint};

@@ -7,6 +7,7 @@ import {fromHex, toRootHex} from "@lodestar/utils";
 import {EventEmitter} from "node:events";
 import type {Clock} from "../clock/clock.ts";
 import type {BeaconDb} from "../db/beaconDb.ts";
+import {DiskFullError} from "../db/diskFull.ts";
 import type {BlobsBundle, ExecutionEngine} from "../execution/engine.ts";
 import {ForkChoice, type CheckpointHex, type ProtoBlock} from "../forkchoice/index.ts";
 import {getLogger} from "../log.ts";
@@ -15,17 +16,16 @@ import {Archiver} from "./archiver.ts";
 import {ChainReads} from "./chainReads.ts";
 import {SidecarRetention} from "./blobs/retention.ts";
 import {DataAvailability} from "./blobs/dataAvailability.ts";
-import {type PublishedSidecars, sidecarsOfPublishedBlock} from "./blobs/published.ts";
+import {type PublishedSidecars, acceptPublishedSidecars, sidecarsOfPublishedBlock} from "./blobs/published.ts";
 import {BlockError, type ChainEvents, type HeadInfo, type IBeaconChain, type ImportedBlock, type ProduceBlockArgs, type ProducedBlock} from "./interface.ts";
 import {ValidatorLiveness} from "./liveness.ts";
 import {LightClientServer} from "./lightClient/server.ts";
-import {payloadAttributesEvent} from "./payloadAttributes.ts";
-import {headEvent, reorgEvent} from "./headEvents.ts";
+import {PayloadAttributesEvents} from "./payloadAttributes.ts";
+import {emitHeadChange, headInfoOf} from "./headEvents.ts";
 import {produceBlock} from "./produceBlock.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock} from "./protoBlock.ts";
-import {StateRegenerator} from "./regen.ts";
-import {StateCache} from "./stateCache.ts";
+import {HeadStates} from "./headStates.ts";
 import {TargetShufflings} from "./shufflingCache.ts";
 import {JustifiedBalances} from "./justifiedBalances.ts";
 import {PendingChildren} from "./pendingChildren.ts";
@@ -34,11 +34,9 @@ import {EngineVerdicts} from "./engineVerdicts.ts";
 import {type FinalizationDeps, finalizeCheckpoint} from "./finalization.ts";
 import {type ImportDeps, importBlock} from "./importBlock.ts";
 import type {ChainAnchor, ChainOptions} from "./chainOptions.ts";
-import {emitBlobSidecarEvents, emitColumnSidecarEvents} from "./blobs/sidecarEvents.ts";
 
 const log = getLogger("chain");
 const PROPOSER_SCORE_BOOST = 40;
-const DEFAULT_STATE_CACHE_BYTES = 2048 * 1024 * 1024;
 
 export class BeaconChain implements IBeaconChain {
   readonly emitter = new EventEmitter<ChainEvents>();
@@ -49,8 +47,9 @@ export class BeaconChain implements IBeaconChain {
   readonly pools: OperationPools;
   readonly dataAvailability: DataAvailability;
   readonly lightClient: LightClientServer;
-  private readonly stateCache: StateCache;
-  private readonly regen: StateRegenerator;
+  /** the state cache and regeneration, and the states on the head */
+  private readonly states: HeadStates;
+  private readonly payloadAttributes: PayloadAttributesEvents;
   private readonly justifiedBalances: JustifiedBalances;
   /** blocks being imported, and gossip blocks waiting for one of them as their parent */
   readonly pendingChildren: PendingChildren;
@@ -91,19 +90,20 @@ export class BeaconChain implements IBeaconChain {
     this.genesisTime = anchor.state.genesisTime;
     this.genesisValidatorsRoot = anchor.state.genesisValidatorsRoot;
     this.verifier = opts.verifier ?? verifyOnThisThread;
-    this.stateCache = new StateCache(opts.stateCacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
     const anchorRoot = toRootHex(anchor.blockRoot);
-    this.stateCache.add(anchorRoot, anchor.state);
     this.anchorSlot = anchor.state.slot;
-    this.regen = new StateRegenerator({
+    this.states = new HeadStates({
       config,
       forkChoice: () => this.forkChoice,
-      stateCache: this.stateCache,
+      headRoot: () => this.head.blockRoot,
+      anchor: {root: anchorRoot, state: anchor.state},
+      anchorSlot: () => this.anchorSlot,
       getBlock: (root) => db.blocks.get(root),
       getArchivedState: (slot) => this.archiver.getHistoricalState(slot),
-      anchorSlot: () => this.anchorSlot,
+      cacheBytes: opts.stateCacheBytes,
     });
-    this.justifiedBalances = new JustifiedBalances({cachedStateAt: (root, slot) => this.regen.cachedStateAt(root, slot), getStateAtSlot: (root, slot) => this.regen.getStateAtSlot(root, slot), getHeadState: () => this.getHeadState()});
+    const {regen} = this.states;
+    this.justifiedBalances = new JustifiedBalances({cachedStateAt: (root, slot) => regen.cachedStateAt(root, slot), getStateAtSlot: (root, slot) => regen.getStateAtSlot(root, slot), getHeadState: () => this.getHeadState()});
     this.forkChoice = new ForkChoice({
       anchor: anchorProtoBlock(anchor.state, anchorRoot, anchor.executionBlockHash),
       currentSlot: clock.currentSlot(),
@@ -112,12 +112,11 @@ export class BeaconChain implements IBeaconChain {
     });
     this.head = this.forkChoice.getHead();
     this.finalizedEpoch = this.forkChoice.getFinalizedCheckpoint().epoch;
-    this.stateCache.setPinned([anchorRoot]);
     this.archiver = new Archiver(config, db, () => this.getHeadState().epochCtx.pubkeyCache);
     this.reads = new ChainReads({
       db,
       forkChoice: () => this.forkChoice,
-      regen: this.regen,
+      regen,
       archiver: this.archiver,
       headRoot: () => this.head.blockRoot,
       getHeadState: () => this.getHeadState(),
@@ -125,7 +124,7 @@ export class BeaconChain implements IBeaconChain {
       anchorSlot: () => this.anchorSlot,
     });
     this.pendingChildren = new PendingChildren(() => clock.currentSlot());
-    this.targetShufflings = new TargetShufflings({forkChoice: () => this.forkChoice, headRoot: () => this.head.blockRoot, getHeadStateAtEpoch: (epoch) => this.getHeadStateAtEpoch(epoch), getStateAtSlot: (root, slot) => this.regen.getStateAtSlot(root, slot)});
+    this.targetShufflings = new TargetShufflings({forkChoice: () => this.forkChoice, headRoot: () => this.head.blockRoot, getHeadStateAtEpoch: (epoch) => this.getHeadStateAtEpoch(epoch), getStateAtSlot: (root, slot) => regen.getStateAtSlot(root, slot)});
     this.sidecarRetention = opts.pruneSidecars === false ? null : new SidecarRetention(config, db);
     this.dataAvailability = new DataAvailability({config, db, engine, currentSlot: () => clock.currentSlot(), waitMs: opts.dataAvailabilityWaitMs, sleep: opts.dataAvailabilitySleep});
     this.pools = new OperationPools({
@@ -151,7 +150,9 @@ export class BeaconChain implements IBeaconChain {
       updateHead: () => this.updateHeadAndFinality(),
       storeValidity: (blocks, validity) => this.db.batch(blocks.map((b) => this.db.hotBlocks.putOp(b.slot, fromHex(b.blockRoot), validity))),
     });
-    const {forkChoice, regen, stateCache, pools, archiver, sidecarRetention, lightClient, emitter} = this;
+    const {forkChoice, pools, archiver, sidecarRetention, lightClient, emitter} = this;
+    const stateCache = this.states.cache;
+    this.payloadAttributes = new PayloadAttributesEvents({config, emitter, headRoot: () => this.head.blockRoot, stateAt: (root, slot) => regen.getStateAtSlot(root, slot), feeRecipientOf: opts.feeRecipientOf});
     this.finalization = {forkChoice, regen, stateCache, pools, archiver, sidecarRetention, lightClient, emitter, currentSlot: () => this.currentSlot()};
     this.importDeps = {
       config,
@@ -170,8 +171,8 @@ export class BeaconChain implements IBeaconChain {
       blockImportTimes: opts.blockImportTimes,
       currentSlot: () => this.currentSlot(),
       updateHead: () => this.updateHeadAndFinality(),
-      payloadAttributesWanted: () => emitter.listenerCount("payload_attributes") > 0,
-      emitPayloadAttributes: (slot) => this.emitPayloadAttributes(slot),
+      payloadAttributesWanted: () => this.payloadAttributes.wanted(),
+      emitPayloadAttributes: (slot) => this.payloadAttributes.emit(slot),
     };
     this.onSlotListener = (slot) => this.onSlot(slot);
     clock.on("slot", this.onSlotListener);
@@ -197,34 +198,21 @@ export class BeaconChain implements IBeaconChain {
 
   /** The head, made once per head (asked by every head-dependent request): shared, so never to be changed. */
   getHead(): HeadInfo {
-    if (this.headInfo?.of !== this.head) {
-      const head = this.head;
-      this.headInfo = {
-        of: head,
-        info: {
-          slot: head.slot,
-          blockRoot: fromHex(head.blockRoot),
-          stateRoot: fromHex(head.stateRoot),
-          executionBlockHash: head.executionBlockHash ? fromHex(head.executionBlockHash) : new Uint8Array(32),
-        },
-      };
-    }
+    if (this.headInfo?.of !== this.head) this.headInfo = {of: this.head, info: headInfoOf(this.head)};
     return this.headInfo.info;
   }
 
   /** States held in memory (a metric). */
   cachedStateCount(): number {
-    return this.stateCache.size;
+    return this.states.cache.size;
   }
 
   cachedStateBytes(): number {
-    return this.stateCache.bytes;
+    return this.states.cache.bytes;
   }
 
   getHeadState(): CachedBeaconStateAllForks {
-    const state = this.stateCache.get(this.head.blockRoot);
-    if (!state) throw new Error(`head state ${this.head.blockRoot} is not cached`);
-    return state;
+    return this.states.headState();
   }
 
   getFinalizedCheckpoint(): phase0.Checkpoint {
@@ -237,10 +225,8 @@ export class BeaconChain implements IBeaconChain {
     return {epoch: cp.epoch, root: fromHex(cp.root)};
   }
 
-  async getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks> {
-    const head = this.getHeadState();
-    const slot = computeStartSlotAtEpoch(epoch);
-    return slot <= head.slot ? head : this.regen.advance(this.head.blockRoot, head, slot);
+  getHeadStateAtEpoch(epoch: number): Promise<CachedBeaconStateAllForks> {
+    return this.states.atEpoch(epoch);
   }
 
   getStateByBlockRoot(blockRoot: Root): Promise<CachedBeaconStateAllForks | null> { return this.reads.getStateByBlockRoot(blockRoot); }
@@ -299,7 +285,7 @@ export class BeaconChain implements IBeaconChain {
     });
     // the head may have reached the slot while earlier imports ran: a block must come after its parent
     if (head.slot >= args.slot) throw new BlockError("NOT_LATER_THAN_PARENT", `slot ${args.slot} is not after the head slot ${head.slot}`);
-    const preState = await this.regen.getStateAtSlot(head.blockRoot, args.slot);
+    const preState = await this.states.regen.getStateAtSlot(head.blockRoot, args.slot);
     if (!preState) throw new Error(`no state for head ${head.blockRoot}`);
     const deps = {config: this.config, engine: this.engine, pools: this.pools, defaultGraffiti: this.opts.graffiti, feeRecipientOf: this.opts.feeRecipientOf, builder: this.opts.builder};
     return this.producedPayloads.remember(await produceBlock(deps, preState, fromHex(head.blockRoot), args));
@@ -315,20 +301,12 @@ export class BeaconChain implements IBeaconChain {
 
   acceptPublishedBlobs(signedBlock: SignedBeaconBlock, blobs: Uint8Array[], proofs: Uint8Array[]): PublishedSidecars {
     const published = sidecarsOfPublishedBlock(this.config, signedBlock, blobs, proofs);
-    if (published.kind === "blobs") {
-      this.dataAvailability.addBlobSidecars(published.sidecars);
-      emitBlobSidecarEvents(this.emitter, published.sidecars);
-    } else {
-      this.dataAvailability.addColumnSidecars(published.sidecars);
-      emitColumnSidecarEvents(this.emitter, published.sidecars);
-    }
+    acceptPublishedSidecars(this.dataAvailability, this.emitter, published);
     return published;
   }
 
   async produceAttestationData(committeeIndex: number, slot: Slot): Promise<phase0.AttestationData> {
-    const headState = this.getHeadState();
-    const state = headState.slot < slot ? this.regen.advance(this.head.blockRoot, headState, slot) : headState;
-    return attestationDataOnHead(this.config, this.head, state, committeeIndex, slot);
+    return attestationDataOnHead(this.config, this.head, this.states.atSlot(slot), committeeIndex, slot);
   }
 
   /** Given fork choice's head, if the head moved, records it, emits head (and chain_reorg) and tells the engine. */
@@ -336,14 +314,10 @@ export class BeaconChain implements IBeaconChain {
     const oldHead = this.head;
     if (newHead.blockRoot === oldHead.blockRoot) return newHead;
     this.head = newHead;
-    this.emitter.emit("head", headEvent(this.forkChoice, oldHead, newHead, this.anchorSlot));
-    const reorg = reorgEvent(this.forkChoice, oldHead, newHead, this.anchorSlot);
-    if (reorg) {
-      log.warn({depth: reorg.depth, oldHead: oldHead.blockRoot, newHead: newHead.blockRoot}, "chain reorg");
-      this.emitter.emit("chain_reorg", reorg);
-    }
+    emitHeadChange(this.emitter, this.forkChoice, oldHead, newHead, this.anchorSlot);
     this.pools.opPool.pruneIncluded(this.getHeadState());
-    void this.db.chainMeta.headRoot.put(fromHex(newHead.blockRoot)).catch((e: Error) => log.error({err: e.message}, "could not store head root"));
+    // a start takes its head from fork choice, not from this record: a full disk (said once by the database) loses nothing here
+    void this.db.chainMeta.headRoot.put(fromHex(newHead.blockRoot)).catch((e: Error) => (e instanceof DiskFullError ? log.debug({err: e.message}, "head root not stored: the disk is full") : log.error({err: e.message}, "could not store head root")));
     this.engineVerdicts.notifyHead(newHead);
     return newHead;
   }
@@ -372,12 +346,12 @@ export class BeaconChain implements IBeaconChain {
     if (!this.justifiedBalances.isPrepared(justified)) await this.justifiedBalances.prepare(justified);
     const newHead = this.forkChoice.updateHead();
     // a branch unused for a while may have left the state cache: its head's state comes back first
-    if (!this.stateCache.has(newHead.blockRoot)) await this.regen.getPostState(newHead.blockRoot);
+    await this.states.ensureCached(newHead.blockRoot);
     const head = this.recomputeHead(newHead);
     const finalized = this.forkChoice.getFinalizedCheckpoint();
     // pinned anew each time: the checkpoints move at epoch starts without the head moving, and a
     // state left pinned after its block is pruned would stay cached for good
-    this.stateCache.setPinned([head.blockRoot, finalized.root, this.forkChoice.getJustifiedCheckpoint().root]);
+    this.states.pin([head.blockRoot, finalized.root, this.forkChoice.getJustifiedCheckpoint().root]);
     if (finalized.epoch > this.finalizedEpoch) {
       this.finalizedEpoch = finalized.epoch;
       this.anchorSlot = await finalizeCheckpoint(this.finalization, finalized, this.anchorSlot);
@@ -391,18 +365,10 @@ export class BeaconChain implements IBeaconChain {
       const head = await this.updateHeadAndFinality();
       // until the engine has judged the head, ask again each slot (an engine that was syncing answers once it has caught up)
       if (this.forkChoice.getValidity(head.blockRoot) === "optimistic") this.engineVerdicts.notifyHead(head);
-      if (this.emitter.listenerCount("payload_attributes") > 0) await this.emitPayloadAttributes(slot + 1);
+      if (this.payloadAttributes.wanted()) await this.payloadAttributes.emit(slot + 1);
     }).catch((e: Error) => log.error({slot, err: e.message}, "slot processing failed"));
     this.pools.prune(slot);
     this.pendingChildren.prune(slot);
     this.dataAvailability.pruneBefore(computeStartSlotAtEpoch(this.forkChoice.getFinalizedCheckpoint().epoch));
   }
-
-  /** The attributes a proposal at `slot` on the head would hand the execution engine. */
-  private async emitPayloadAttributes(slot: Slot): Promise<void> {
-    const preState = await this.regen.getStateAtSlot(this.head.blockRoot, slot);
-    const event = preState && payloadAttributesEvent(this.config, preState, fromHex(this.head.blockRoot), this.opts.feeRecipientOf);
-    if (event) this.emitter.emit("payload_attributes", event);
-  }
-
 }

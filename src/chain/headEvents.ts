@@ -1,7 +1,11 @@
 import {computeEpochAtSlot, computeStartSlotAtEpoch} from "@lodestar/state-transition";
 import {fromHex} from "@lodestar/utils";
+import type {EventEmitter} from "node:events";
 import type {ForkChoice, ProtoBlock} from "../forkchoice/index.ts";
-import type {ChainEvents} from "./interface.ts";
+import {getLogger} from "../log.ts";
+import type {ChainEvents, HeadInfo} from "./interface.ts";
+
+const log = getLogger("chain");
 
 type HeadEvent = ChainEvents["head"][0];
 type ReorgEvent = ChainEvents["chain_reorg"][0];
@@ -48,5 +52,24 @@ export function reorgEvent(forkChoice: ForkChoice, oldHead: ProtoBlock, newHead:
     oldHeadState: fromHex(oldHead.stateRoot),
     newHeadState: fromHex(newHead.stateRoot),
     epoch: computeEpochAtSlot(newHead.slot),
+  };
+}
+
+/** A head change's events: `head`, and `chain_reorg` (logged as a warning) when the new head is on another branch. */
+export function emitHeadChange(emitter: EventEmitter<ChainEvents>, forkChoice: ForkChoice, oldHead: ProtoBlock, newHead: ProtoBlock, anchorSlot: number): void {
+  emitter.emit("head", headEvent(forkChoice, oldHead, newHead, anchorSlot));
+  const reorg = reorgEvent(forkChoice, oldHead, newHead, anchorSlot);
+  if (!reorg) return;
+  log.warn({depth: reorg.depth, oldHead: oldHead.blockRoot, newHead: newHead.blockRoot}, "chain reorg");
+  emitter.emit("chain_reorg", reorg);
+}
+
+/** What the chain tells of its head block (made once per head: shared, so never to be changed). */
+export function headInfoOf(head: ProtoBlock): HeadInfo {
+  return {
+    slot: head.slot,
+    blockRoot: fromHex(head.blockRoot),
+    stateRoot: fromHex(head.stateRoot),
+    executionBlockHash: head.executionBlockHash ? fromHex(head.executionBlockHash) : new Uint8Array(32),
   };
 }

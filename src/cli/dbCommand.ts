@@ -1,8 +1,6 @@
 import {existsSync} from "node:fs";
 import {join} from "node:path";
-import {UsageError} from "./options.ts";
-import {DB_CHECK_COMMAND, DB_REPAIR_COMMAND} from "./dbOptions.ts";
-import {parseCommand, renderHelp} from "./optionTable.ts";
+import type {DbCommandOptions} from "./dbOptions.ts";
 import {describeLevelDamage, droppedLogRecords, markDamaged, recordedDamage} from "../db/damage.ts";
 import {presetOfFingerprint, readStoredFingerprint} from "../db/storedFingerprint.ts";
 import {clearDamageMark, damageOfStore, repairLevel} from "../db/levelRepair.ts";
@@ -11,22 +9,8 @@ import {initLogging, parseLogDirective} from "../log.ts";
 const print = (line: string): void => void process.stdout.write(line + "\n");
 const fail = (line: string): void => void process.stderr.write(`beacon-gateway: ${line}\n`);
 
-/** `beacon-gateway db check|repair`: resolves to the exit code. */
-export async function runDb(args: string[]): Promise<number> {
-  const [action, ...rest] = args;
-  const spec = action === "check" ? DB_CHECK_COMMAND : action === "repair" ? DB_REPAIR_COMMAND : null;
-  if (spec === null) {
-    if (action === "--help" || action === "-h") {
-      print("Usage: beacon-gateway db check|repair --data-dir DIR\n(see: beacon-gateway db check --help, ... repair --help)");
-      return 0;
-    }
-    throw new UsageError(`db: expected check or repair, got ${JSON.stringify(action ?? "")}`);
-  }
-  const opts = parseCommand(spec, rest);
-  if (opts === "help") {
-    process.stdout.write(renderHelp(spec));
-    return 0;
-  }
+/** `beacon-gateway db check|repair`, its options parsed (main.ts): resolves to the exit code. */
+export async function runDb(action: "check" | "repair", opts: DbCommandOptions): Promise<number> {
   initLogging({directive: parseLogDirective("WARN"), format: "text"});
   const dir = join(opts.dataDir, "beacon");
   if (!existsSync(dir)) {

@@ -1,13 +1,14 @@
-import {NODE_HELP, VALIDATOR_HELP, UsageError, parseNodeOptions, parseValidatorOptions} from "./options.ts";
+import {NODE_COMMAND, VALIDATOR_COMMAND, UsageError, type ValidatorOptions} from "./options.ts";
 import type {NodeOptions} from "./nodeOptions.ts";
 import type {RunningNode} from "../node.ts";
-import {DEVNET_COMMAND} from "./devnetOptions.ts";
+import {DEVNET_COMMAND, type DevnetOptions} from "./devnetOptions.ts";
 import {SLASHING_EXPORT_COMMAND, SLASHING_IMPORT_COMMAND} from "./slashingProtectionOptions.ts";
 import {MOCK_ENGINE_COMMAND} from "./executionOptions.ts";
 import {MOCK_BUILDER_COMMAND} from "./builderOptions.ts";
 import {REMOTE_SIGNER_COMMAND} from "./remoteSignerOptions.ts";
-import {parseCommand, renderHelp} from "./optionTable.ts";
-import {initLogging, parseLogDirective} from "../log.ts";
+import {type CommandSpec, parseCommand, renderHelp} from "./optionTable.ts";
+import {DB_CHECK_COMMAND, DB_REPAIR_COMMAND} from "./dbOptions.ts";
+import {type LogDirective, initLogging} from "../log.ts";
 import {useFastestHasher} from "../hasher.ts";
 import {DbDamagedError} from "../db/damage.ts";
 import {checkPortsFree} from "../ports.ts";
@@ -51,20 +52,13 @@ export async function main(args: string[], extensions: {compat?: CompatLoader} =
   const [command, ...rest] = args;
   await useFastestHasher();
   try {
-    if (command === "node") return await runNode(rest, extensions.compat);
-    if (command === "validator") return await runValidator(rest);
-    if (command === "compat" && extensions.compat) return await (await extensions.compat()).run(rest);
-    if (command === "devnet") return await runDevnet(rest);
-    if (command === "mock-engine") return await runMockEngine(rest);
-    if (command === "mock-builder") return await runMockBuilder(rest);
-    if (command === "remote-signer") return await runRemoteSigner(rest);
-    if (command === "slashing-protection") return await runSlashingProtection(rest);
-    if (command === "db") return await (await import("./dbCommand.ts")).runDb(rest);
+    const run = command === undefined ? undefined : Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (run && (command !== "compat" || extensions.compat)) return await run(rest, extensions);
     if (command === "--help" || command === "-h" || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
     }
-    throw new UsageError(`unknown command "${command}" (node, validator, compat, devnet, mock-engine, mock-builder, remote-signer, slashing-protection, db)`);
+    throw new UsageError(`unknown command "${command}" (${Object.keys(COMMANDS).join(", ")})`);
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`beacon-gateway: ${e.message}\n`);
@@ -81,6 +75,76 @@ export async function main(args: string[], extensions: {compat?: CompatLoader} =
     return 1;
   }
 }
+
+/**
+ * The one shape of every command: its options parsed by its option table (`--help` prints the
+ * table's help; a wrong option throws the UsageError main() prints in one line), then `run`
+ * with them. Resolves to the exit code.
+ */
+export async function runCommand<O>(spec: CommandSpec<O>, args: string[], run: (opts: O) => Promise<number>): Promise<number> {
+  const opts = parseCommand(spec, args);
+  if (opts === "help") {
+    process.stdout.write(renderHelp(spec));
+    return 0;
+  }
+  return run(opts);
+}
+
+/**
+ * A command that serves until SIGINT or SIGTERM: logging as its options say, `start` (which
+ * imports what it runs: nothing of lodestar loads before the preset is fixed), then the server
+ * closed at the signal; exit code 0.
+ */
+export function serverCommand<O extends {logLevel: LogDirective; logFormat: "text" | "json"}>(
+  spec: CommandSpec<O>,
+  start: (opts: O) => Promise<{close(): Promise<void>}>
+): (args: string[]) => Promise<number> {
+  return (args) =>
+    runCommand(spec, args, async (opts) => {
+      initLogging({directive: opts.logLevel, format: opts.logFormat});
+      const server = await start(opts);
+      await untilSignal();
+      await server.close();
+      return 0;
+    });
+}
+
+/** A command of actions, each with its option table (`db check|repair`); `--help` alone lists them. */
+function actions(command: string, byAction: Record<string, (args: string[]) => Promise<number>>): (args: string[]) => Promise<number> {
+  const names = Object.keys(byAction);
+  return async ([action, ...rest]) => {
+    if (action !== undefined && Object.hasOwn(byAction, action)) return byAction[action](rest);
+    if (action === "--help" || action === "-h") {
+      process.stdout.write(`Usage: beacon-gateway ${command} ${names.join("|")} [options]\n(see: ${names.map((a) => `beacon-gateway ${command} ${a} --help`).join(", ")})\n`);
+      return 0;
+    }
+    throw new UsageError(`${command}: expected ${names.join(" or ")}, got ${JSON.stringify(action ?? "")}`);
+  };
+}
+
+type Command = (args: string[], extensions: {compat?: CompatLoader}) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  node: (args, {compat}) => runCommand(NODE_COMMAND, args, (opts) => runNode(opts, compat)),
+  validator: (args) => runCommand(VALIDATOR_COMMAND, args, runValidator),
+  compat: async (args, {compat}) => (await compat!()).run(args),
+  devnet: (args) => runCommand(DEVNET_COMMAND, args, runDevnet),
+  "mock-engine": serverCommand(MOCK_ENGINE_COMMAND, async (opts) => (await import("../execution/mockEngineProcess.ts")).startMockEngineProcess(opts)),
+  "mock-builder": serverCommand(MOCK_BUILDER_COMMAND, async (opts) => {
+    // The preset must be fixed before lodestar loads: take the beacon node's.
+    process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
+    return (await import("../mockBuilderProcess.ts")).startMockBuilderProcess(opts);
+  }),
+  "remote-signer": serverCommand(REMOTE_SIGNER_COMMAND, async (opts) => (await import("../validator/remote/standInSigner.ts")).startStandInSignerProcess(opts)),
+  "slashing-protection": actions("slashing-protection", {
+    export: (args) => runCommand(SLASHING_EXPORT_COMMAND, args, async (opts) => interchange("export", async (files) => files.exportInterchangeFile(opts))),
+    import: (args) => runCommand(SLASHING_IMPORT_COMMAND, args, async (opts) => interchange("import", async (files) => files.importInterchangeFile(opts))),
+  }),
+  db: actions("db", {
+    check: (args) => runCommand(DB_CHECK_COMMAND, args, async (opts) => (await import("./dbCommand.ts")).runDb("check", opts)),
+    repair: (args) => runCommand(DB_REPAIR_COMMAND, args, async (opts) => (await import("./dbCommand.ts")).runDb("repair", opts)),
+  }),
+};
 
 /** The preset of the first of `beaconNodes` that tells it (each tried in turn, for 30 rounds a second apart). */
 export async function fetchPresetBase(...beaconNodes: string[]): Promise<string> {
@@ -111,12 +175,7 @@ export function untilSignal(): Promise<string> {
   });
 }
 
-async function runNode(args: string[], compat: CompatLoader | undefined): Promise<number> {
-  const opts = parseNodeOptions(args);
-  if (opts === "help") {
-    process.stdout.write(NODE_HELP);
-    return 0;
-  }
+async function runNode(opts: NodeOptions, compat: CompatLoader | undefined): Promise<number> {
   // a taken port refuses the start now, in one line, before the node's modules load
   await checkPortsFree(nodePortClaims(opts));
   const {startNode} = await import("../node.ts");
@@ -134,12 +193,7 @@ async function runNode(args: string[], compat: CompatLoader | undefined): Promis
   return 0;
 }
 
-async function runDevnet(args: string[]): Promise<number> {
-  const opts = parseCommand(DEVNET_COMMAND, args);
-  if (opts === "help") {
-    process.stdout.write(renderHelp(DEVNET_COMMAND));
-    return 0;
-  }
+async function runDevnet(opts: DevnetOptions): Promise<number> {
   const {startDevnet} = await import("../devnet.ts");
   const devnet = await startDevnet(opts);
   for (const node of devnet.nodes) process.stdout.write(`node ${node.index}: REST ${node.restUrl}, log ${opts.dataDir}/node-${node.index}.log\n`);
@@ -151,56 +205,7 @@ async function runDevnet(args: string[]): Promise<number> {
   return 0;
 }
 
-async function runMockEngine(args: string[]): Promise<number> {
-  const opts = parseCommand(MOCK_ENGINE_COMMAND, args);
-  if (opts === "help") {
-    process.stdout.write(renderHelp(MOCK_ENGINE_COMMAND));
-    return 0;
-  }
-  initLogging({directive: opts.logLevel, format: opts.logFormat});
-  const {startMockEngineProcess} = await import("../execution/mockEngineProcess.ts");
-  const server = await startMockEngineProcess(opts);
-  await untilSignal();
-  await server.close();
-  return 0;
-}
-
-async function runMockBuilder(args: string[]): Promise<number> {
-  const opts = parseCommand(MOCK_BUILDER_COMMAND, args);
-  if (opts === "help") {
-    process.stdout.write(renderHelp(MOCK_BUILDER_COMMAND));
-    return 0;
-  }
-  initLogging({directive: opts.logLevel, format: opts.logFormat});
-  // The preset must be fixed before lodestar loads: take the beacon node's.
-  process.env.LODESTAR_PRESET ??= await fetchPresetBase(opts.beaconNode);
-  const {startMockBuilderProcess} = await import("../mockBuilderProcess.ts");
-  const server = await startMockBuilderProcess(opts);
-  await untilSignal();
-  await server.close();
-  return 0;
-}
-
-async function runRemoteSigner(args: string[]): Promise<number> {
-  const opts = parseCommand(REMOTE_SIGNER_COMMAND, args);
-  if (opts === "help") {
-    process.stdout.write(renderHelp(REMOTE_SIGNER_COMMAND));
-    return 0;
-  }
-  initLogging({directive: opts.logLevel, format: opts.logFormat});
-  const {startStandInSignerProcess} = await import("../validator/remote/standInSigner.ts");
-  const server = await startStandInSignerProcess(opts);
-  await untilSignal();
-  await server.close();
-  return 0;
-}
-
-async function runValidator(args: string[]): Promise<number> {
-  const opts = parseValidatorOptions(args);
-  if (opts === "help") {
-    process.stdout.write(VALIDATOR_HELP);
-    return 0;
-  }
+async function runValidator(opts: ValidatorOptions): Promise<number> {
   // The preset must be fixed before lodestar loads: take the beacon node's.
   process.env.LODESTAR_PRESET ??= await fetchPresetBase(...opts.beaconNodes);
   const {startStandaloneValidator} = await import("../validator/standalone.ts");
@@ -213,31 +218,15 @@ async function runValidator(args: string[]): Promise<number> {
   return 1;
 }
 
-async function runSlashingProtection(args: string[]): Promise<number> {
-  const [action, ...rest] = args;
+/** An interchange file written or read: its summary printed, or the file's fault in one line (exit code 1). */
+async function interchange(action: string, run: (files: typeof import("../validator/interchangeCommand.ts")) => Promise<string>): Promise<number> {
   const {InterchangeError} = await import("../validator/interchange.ts");
-  const {exportInterchangeFile, importInterchangeFile} = await import("../validator/interchangeCommand.ts");
   try {
-    if (action === "export") {
-      const opts = parseCommand(SLASHING_EXPORT_COMMAND, rest);
-      if (opts === "help") process.stdout.write(renderHelp(SLASHING_EXPORT_COMMAND));
-      else process.stdout.write((await exportInterchangeFile(opts)) + "\n");
-      return 0;
-    }
-    if (action === "import") {
-      const opts = parseCommand(SLASHING_IMPORT_COMMAND, rest);
-      if (opts === "help") process.stdout.write(renderHelp(SLASHING_IMPORT_COMMAND));
-      else process.stdout.write((await importInterchangeFile(opts)) + "\n");
-      return 0;
-    }
+    process.stdout.write((await run(await import("../validator/interchangeCommand.ts"))) + "\n");
+    return 0;
   } catch (e) {
     if (!(e instanceof InterchangeError)) throw e;
     process.stderr.write(`beacon-gateway: slashing-protection ${action}: ${e.message}\n`);
     return 1;
   }
-  if (action === "--help" || action === "-h") {
-    process.stdout.write("Usage: beacon-gateway slashing-protection export|import [options]\n(see: beacon-gateway slashing-protection export --help, ... import --help)\n");
-    return 0;
-  }
-  throw new UsageError(`slashing-protection: expected export or import, got ${JSON.stringify(action ?? "")}`);
 }

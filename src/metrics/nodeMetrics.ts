@@ -27,6 +27,10 @@ export interface NodeMetrics {
   /** gossip messages received, by type (the topic's) and validation result (accept, ignore, reject) */
   readonly gossipReceived: Counter<"type" | "result">;
   readonly gossipPublished: Counter<"type">;
+  /** seconds from a gossip message's arrival (gossipsub's event) to its verdict, by type; those refused unvalidated (overload) not counted */
+  readonly gossipValidation: Histogram<"type">;
+  /** gossip messages ignored without validation because the node had too many in flight (its own overload), by type */
+  readonly gossipOverloaded: Counter<"type">;
   /** req/resp requests, by protocol name, direction (inbound, outbound) and result (outbound: ok or the error code) */
   readonly reqResp: Counter<"protocol" | "direction" | "result">;
   readonly duties: DutyMetrics;
@@ -99,6 +103,19 @@ export function createNodeMetrics(): NodeMetrics {
     }),
     gossipReceived: new Counter({name: "beacon_gateway_gossip_messages_received_total", help: "gossip messages received, by type and validation result", labelNames: ["type", "result"], registers}),
     gossipPublished: new Counter({name: "beacon_gateway_gossip_messages_published_total", help: "gossip messages this node published, by type", labelNames: ["type"], registers}),
+    gossipValidation: new Histogram({
+      name: "beacon_gateway_gossip_validation_seconds",
+      help: "time from a gossip message's arrival to its verdict (decode, validation, signature checks, queueing), by type",
+      labelNames: ["type"],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 12],
+      registers,
+    }),
+    gossipOverloaded: new Counter({
+      name: "beacon_gateway_gossip_overloaded_total",
+      help: "gossip messages ignored unvalidated because too many were already being validated, by type",
+      labelNames: ["type"],
+      registers,
+    }),
     reqResp: new Counter({
       name: "beacon_gateway_reqresp_requests_total",
       help: "req/resp requests, by protocol, direction (inbound: served; outbound: made) and result",

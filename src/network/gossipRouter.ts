@@ -39,7 +39,7 @@ export interface GossipRouterDeps {
   onRejected(from: string, reason: string): void;
   /** a block or attestation of `slot` from `from` decoded, as it arrived: the clock's watch times it, and counts it once it is not rejected */
   onArrival?(slot: number, from: string): () => void;
-  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished">;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished"> & Partial<Pick<NodeMetrics, "gossipValidation" | "gossipOverloaded">>;
 }
 
 /**
@@ -166,16 +166,25 @@ export class GossipRouter {
   }
 
   private async validate({msgId, msg, propagationSource}: GossipsubMessage): Promise<void> {
+    const arrived = performance.now();
     const from = propagationSource.toString();
     const topic = parseTopic(this.deps.config, msg.topic);
+    const metrics = this.deps.metrics;
     const report = (result: TopicValidatorResult) => {
       // the topic's type (a fixed set) and gossipsub's result names (accept, ignore, reject) keep the labels bounded
-      this.deps.metrics?.gossipReceived.inc({type: topic?.type ?? "unknown", result});
+      metrics?.gossipReceived.inc({type: topic?.type ?? "unknown", result});
       this.deps.gossipsub.reportMessageValidationResult(msgId, from, result);
     };
     const validator = topic && this.deps.validators[topic.type];
     if (!topic || !validator) return report(TopicValidatorResult.Reject);
-    if (this.inFlight >= MAX_VALIDATIONS_IN_FLIGHT) return report(TopicValidatorResult.Ignore);
+    if (this.inFlight >= MAX_VALIDATIONS_IN_FLIGHT) {
+      metrics?.gossipOverloaded?.inc({type: topic.type});
+      return report(TopicValidatorResult.Ignore);
+    }
+    const reportValidated = (result: TopicValidatorResult) => {
+      metrics?.gossipValidation?.observe({type: topic.type}, (performance.now() - arrived) / 1000);
+      report(result);
+    };
     this.inFlight++;
     try {
       let object: unknown;
@@ -184,7 +193,7 @@ export class GossipRouter {
       } catch (e) {
         log.debug({gossipTopic: msg.topic, from, err: (e as Error).message}, "gossip message does not decode");
         this.deps.onRejected(from, `${topic.type} does not decode`);
-        return report(TopicValidatorResult.Reject);
+        return reportValidated(TopicValidatorResult.Reject);
       }
       // timed as it arrived, counted unless it turns out invalid
       const arrival =
@@ -198,10 +207,10 @@ export class GossipRouter {
       if (outcome.parentUnknown && topic.type === "beacon_block") this.deps.onParentUnknown(object as SignedBeaconBlock, from);
       if (outcome.result !== "ACCEPT") log.debug({type: topic.type, from, result: outcome.result, reason: outcome.reason}, "gossip message not accepted");
       if (outcome.result === "REJECT") this.deps.onRejected(from, `${topic.type}: ${outcome.reason}`);
-      report(outcome.result === "ACCEPT" ? TopicValidatorResult.Accept : outcome.result === "IGNORE" ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject);
+      reportValidated(outcome.result === "ACCEPT" ? TopicValidatorResult.Accept : outcome.result === "IGNORE" ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject);
     } catch (e) {
       log.warn({gossipTopic: msg.topic, from, err: (e as Error).message}, "gossip validation failed");
-      report(TopicValidatorResult.Ignore);
+      reportValidated(TopicValidatorResult.Ignore);
     } finally {
       this.inFlight--;
     }

@@ -24,7 +24,7 @@ export interface GossipDeps {
   /** times peers' gossip blocks and attestations against our slots (clockWatch.ts) */
   clockWatch?: Pick<ClockWatch, "onArrival">;
   currentEpoch(): number;
-  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished">;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "gossipValidation" | "gossipOverloaded">;
 }
 
 /**

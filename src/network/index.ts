@@ -35,7 +35,7 @@ export interface NetworkDeps {
   privateKey: Uint8Array;
   /** where the custody group count is kept across restarts */
   custodyStore: CustodyStore;
-  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "reqResp" | "backfill" | "clockOffset">;
+  metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "gossipValidation" | "gossipOverloaded" | "reqResp" | "backfill" | "clockOffset">;
 }
 
 export interface RunningNetwork {

@@ -66,6 +66,9 @@ const CHECK_AT_SLOT_FRACTION = 3 / 4;
 
 type Call<T> = (api: ValidatorBeaconApi, client: ApiClient) => Promise<T>;
 
+/** An attempt's deadline: a signal aborted `ms` from now (tests fire it by hand). */
+export type TimeoutSignal = (ms: number) => AbortSignal;
+
 class NodeState {
   readonly name: string;
   readonly client: ApiClient;
@@ -101,12 +104,14 @@ export class BeaconNodes {
   private genesisValidatorsRoot: Uint8Array | null = null;
   private primary: string | null = null;
   private readonly recoveredListeners: (() => void)[] = [];
+  private readonly timeoutSignal: TimeoutSignal;
 
-  constructor(endpoints: BeaconNodeEndpoint[], log: TopicLogger, metrics?: BeaconNodeMetrics) {
+  constructor(endpoints: BeaconNodeEndpoint[], log: TopicLogger, metrics?: BeaconNodeMetrics, timeoutSignal: TimeoutSignal = (ms) => AbortSignal.timeout(ms)) {
     if (endpoints.length === 0) throw new Error("no beacon node given");
     this.nodes = endpoints.map((e) => new NodeState(e));
     this.log = log;
     this.metrics = metrics;
+    this.timeoutSignal = timeoutSignal;
     const api: Record<string, unknown> = {};
     for (const method of READS) api[method] = (...args: unknown[]) => this.firstSuccess((node) => (node[method] as (...a: unknown[]) => Promise<unknown>)(...args));
     for (const method of PUBLICATIONS) api[method] = (...args: unknown[]) => this.publish((node) => (node[method] as (...a: unknown[]) => Promise<unknown>)(...args));
@@ -119,7 +124,7 @@ export class BeaconNodes {
    * attempts time out by the slot length, nodes of another chain are set aside, the nodes are
    * checked now and then each slot on `clock`.
    */
-  async start(config: BeaconConfig, clock: SlotClock): Promise<void> {
+  async start(config: BeaconConfig, clock: Pick<SlotClock, "currentSlot" | "runAt">): Promise<void> {
     for (const node of this.nodes) node.api = new RouteFallbacks(node.client, this.log.child({node: node.name})).wrap(node.api, config);
     const slotMs = config.SLOT_DURATION_MS;
     this.timeouts = {short: slotMs / 4, long: Math.max(2 * slotMs, 12_000)};
@@ -194,7 +199,7 @@ export class BeaconNodes {
 
   /** One request to one node within `timeoutMs`, counted, its failure classified; `timeoutSetsAside`: no answer in that time sets the node aside. */
   private async attempt<T>(node: NodeState, timeoutMs: number, timeoutSetsAside: boolean, call: Call<T>): Promise<T> {
-    const signal = AbortSignal.timeout(timeoutMs);
+    const signal = this.timeoutSignal(timeoutMs);
     this.metrics?.request(node.name);
     try {
       const result = await attemptSignal.run(signal, () => call(node.api, node.client));

@@ -1,10 +1,9 @@
 // suite: alone (two nodes and a validator client on 2-second slots: a block and every attestation of each slot after the kill is asserted)
-import {afterAll, describe, expect, it} from "@jest/globals";
-import {writeFileSync} from "node:fs";
-import {join} from "node:path";
+import {describe, expect, it} from "@jest/globals";
 import type {ForkName} from "@lodestar/params";
 import {ssz, type Attestation} from "@lodestar/types";
-import {NodeProcess, getJson, p2pAddress, restNodeArgs, tempDataDir, waitFor} from "./nodeProcess.ts";
+import {devnetProcesses, saveGenesisState} from "./devnetProcesses.ts";
+import {getJson, p2pAddress, restNodeArgs, waitFor} from "./nodeProcess.ts";
 
 /**
  * `beacon-gateway validator` over two nodes of one devnet (`--beacon-node A,B`): the first node is
@@ -72,17 +71,7 @@ async function attestersInBlocks(url: string, fromSlot: number, toSlot: number):
 }
 
 describe("validator client over two beacon nodes", () => {
-  const dirs = ["a", "b", "vc"].map((name) => tempDataDir(`failover-${name}`));
-  const procs: NodeProcess[] = [];
-  const start = (args: string[]) => {
-    const proc = new NodeProcess(args);
-    procs.push(proc);
-    return proc;
-  };
-  afterAll(async () => {
-    for (const proc of procs) await proc.stop("SIGKILL");
-    for (const dir of dirs) dir.remove();
-  });
+  const {dirs, start} = devnetProcesses("failover", ["a", "b", "vc"]);
 
   it(
     "the first node killed mid-epoch: duties go on through the second, none missed",
@@ -90,14 +79,12 @@ describe("validator client over two beacon nodes", () => {
       const genesisTime = Math.floor(Date.now() / 1000) + 12;
       // phase0 and 32 validators: the least signing work a slot (no sync committee), for a machine that runs many tests at once
       const chain = ["--seconds-per-slot", String(SECONDS_PER_SLOT), "--dev-validators", "none", "--genesis-fork", "phase0"];
-      const a = start(restNodeArgs(dirs[0].dir, [...chain, "--genesis-time", String(genesisTime), "--validators", "32"]));
+      const a = start(restNodeArgs(dirs[0], [...chain, "--genesis-time", String(genesisTime), "--validators", "32"]));
       const urlA = await a.restUrl();
-      const genesisFile = join(dirs[0].dir, "genesis.ssz");
-      const genesis = await fetch(`${urlA}/eth/v2/debug/beacon/states/genesis`, {headers: {accept: "application/octet-stream"}});
-      writeFileSync(genesisFile, Buffer.from(await genesis.arrayBuffer()));
-      const b = start(restNodeArgs(dirs[1].dir, [...chain, "--genesis-state", genesisFile, "--direct-peer", await p2pAddress(urlA)]));
+      const genesisFile = await saveGenesisState(urlA, dirs[0]);
+      const b = start(restNodeArgs(dirs[1], [...chain, "--genesis-state", genesisFile, "--direct-peer", await p2pAddress(urlA)]));
       const urlB = await b.restUrl();
-      const vc = start(["validator", "--beacon-node", `${urlA},${urlB}`, "--interop-indices", "0..31", "--data-dir", dirs[2].dir, "--metrics", "--metrics-port", "0"]);
+      const vc = start(["validator", "--beacon-node", `${urlA},${urlB}`, "--interop-indices", "0..31", "--data-dir", dirs[2], "--metrics", "--metrics-port", "0"]);
       const metricsUrl = `http://127.0.0.1:${(await vc.waitForLog((l) => l.msg === "metrics listening", 60_000, "validator metrics")).port}/metrics`;
       const metrics = async () => (await fetch(metricsUrl)).text();
 

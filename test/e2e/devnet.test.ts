@@ -1,7 +1,6 @@
-import {afterAll, describe, expect, it} from "@jest/globals";
-import {writeFileSync} from "node:fs";
-import {join} from "node:path";
-import {NodeProcess, chainView, getJson, p2pAddress, tempDataDir, waitFor} from "./nodeProcess.ts";
+import {describe, expect, it} from "@jest/globals";
+import {devnetProcesses, saveGenesisState} from "./devnetProcesses.ts";
+import {chainView, getJson, p2pAddress, restNodeArgs, waitFor} from "./nodeProcess.ts";
 
 /**
  * A devnet of separate node processes that share only a genesis state and the network: three
@@ -15,58 +14,30 @@ const SECONDS_PER_SLOT = 2;
 const FORK_SCHEDULE = ["--genesis-fork", "phase0", "--fork-epochs", "altair=1,bellatrix=2,capella=3,deneb=4,electra=5,fulu=6"];
 
 function nodeArgs(dir: string, extra: string[]): string[] {
-  return [
-    "node",
-    "--rest",
-    "--rest-port", "0",
-    "--data-dir", dir,
-    "--seconds-per-slot", String(SECONDS_PER_SLOT),
-    "--listen-address", "127.0.0.1",
-    "--tcp-port", "0",
-    "--no-discovery",
-    // a blob in every payload from deneb on: blob sidecars, then data columns, cross the network
-    "--dev-blobs-per-block", "1",
-    ...FORK_SCHEDULE,
-    ...extra,
-  ];
+  // a blob in every payload from deneb on: blob sidecars, then data columns, cross the network
+  return restNodeArgs(dir, ["--seconds-per-slot", String(SECONDS_PER_SLOT), "--dev-blobs-per-block", "1", ...FORK_SCHEDULE, ...extra]);
 }
-
-
-
 
 async function connectedPeers(url: string): Promise<number> {
   return Number((await getJson(url, "/eth/v1/node/peer_count")).body.data.connected);
 }
 
 describe("devnet: nodes that share only a genesis state and the network", () => {
-  const dirs = ["a", "b", "c", "late", "checkpoint"].map((name) => tempDataDir(`devnet-${name}`));
-  const nodes: NodeProcess[] = [];
-  const start = (args: string[]) => {
-    const node = new NodeProcess(args);
-    nodes.push(node);
-    return node;
-  };
-  afterAll(async () => {
-    for (const node of nodes) await node.stop("SIGKILL");
-    for (const dir of dirs) dir.remove();
-  });
+  const {dirs, start} = devnetProcesses("devnet", ["a", "b", "c", "late", "checkpoint"]);
 
   it(
     "three validating nodes finalize together; a late node syncs and follows; a killed node comes back",
     async () => {
       const genesisTime = Math.floor(Date.now() / 1000) + 25;
       // the first node is a supernode: it keeps every data column, so later nodes can sync them from it
-      const a = start(nodeArgs(dirs[0].dir, ["--genesis-time", String(genesisTime), "--validators", "64", "--dev-validators", "0..21", "--subscribe-all-subnets"]));
+      const a = start(nodeArgs(dirs[0], ["--genesis-time", String(genesisTime), "--validators", "64", "--dev-validators", "0..21", "--subscribe-all-subnets"]));
       const urlA = await a.restUrl();
       const addressA = await p2pAddress(urlA);
 
       // the genesis state, as any node exports it, starts the others on the same chain
-      const res = await fetch(`${urlA}/eth/v2/debug/beacon/states/genesis`, {headers: {accept: "application/octet-stream"}});
-      expect(res.status).toBe(200);
-      const genesisFile = join(dirs[0].dir, "genesis.ssz");
-      writeFileSync(genesisFile, Buffer.from(await res.arrayBuffer()));
+      const genesisFile = await saveGenesisState(urlA, dirs[0]);
 
-      const withGenesis = (i: number, extra: string[]) => nodeArgs(dirs[i].dir, ["--genesis-state", genesisFile, "--direct-peer", addressA, ...extra]);
+      const withGenesis = (i: number, extra: string[]) => nodeArgs(dirs[i], ["--genesis-state", genesisFile, "--direct-peer", addressA, ...extra]);
       // B checks signatures on a worker thread (a public network's default), the others on the event loop (the dev chain's)
       const bArgs = withGenesis(1, ["--dev-validators", "22..42", "--bls-threads", "1"]);
       let b = start(bArgs);
@@ -140,37 +111,41 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
         return roots.size === 1 && Number(views[0].finalized.epoch) >= target ? true : null;
       });
 
-      // a node with no validators, started late, range-syncs to the head and then follows gossip
-      const late = start(nodeArgs(dirs[3].dir, ["--genesis-state", genesisFile, "--direct-peer", addressA, "--dev-validators", "none"]));
-      const urlLate = await late.restUrl();
-      await late.waitForLog((l) => l.msg === "range sync started", 60_000, "range sync to start");
-      await waitFor("the late node to reach the head", 120_000, async () => {
-        const [ours, theirs] = await Promise.all([chainView(urlLate), chainView(urlA)]);
-        return ours.headSlot >= theirs.headSlot - 1 ? true : null;
-      });
-      const syncedAt = (await chainView(urlLate)).headSlot;
-      await waitFor("the late node to follow gossip", 60_000, async () => ((await chainView(urlLate)).headSlot >= syncedAt + 3 ? true : null));
-      expect((await getJson(urlLate, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
-      // range sync brought the sidecars too: the deneb blob, and the fulu columns it samples
-      expect(await blobOf(urlLate, denebSlot)).toEqual(denebBlobs[0]);
-      expect((await columnsOf(urlLate, fuluSlot)).length).toBeGreaterThanOrEqual(8);
-
-      // a node started from the first node's finalized state over its REST API
-      const cp = start(nodeArgs(dirs[4].dir, ["--checkpoint-sync-url", urlA, "--direct-peer", addressA, "--dev-validators", "none"]));
-      const ready = await cp.waitForLog((l) => l.msg === "chain ready", 120_000, "the checkpoint-synced chain");
-      expect(Number(ready.anchorSlot)).toBeGreaterThan(0);
-      const urlCp = await cp.restUrl();
-      await waitFor("the checkpoint-synced node to reach the head", 120_000, async () => {
-        const [ours, theirs] = await Promise.all([chainView(urlCp), chainView(urlA)]);
-        return ours.headSlot >= theirs.headSlot - 1 && ours.finalized.root === theirs.finalized.root ? true : null;
-      });
-      // history before its anchor is backfilled from its peer (all of it is within MIN_EPOCHS_FOR_BLOCK_REQUESTS),
-      // the blob sidecars of the deneb blocks with it
-      await cp.waitForLog((l) => l.msg === "backfill complete", 120_000, "the checkpoint-synced node's backfill");
+      // at once: a node with no validators, started late, range-syncs from genesis to the head and
+      // then follows gossip; another starts from the first node's finalized state over its REST API
+      const late = start(nodeArgs(dirs[3], ["--genesis-state", genesisFile, "--direct-peer", addressA, "--dev-validators", "none"]));
+      const cp = start(nodeArgs(dirs[4], ["--checkpoint-sync-url", urlA, "--direct-peer", addressA, "--dev-validators", "none"]));
       const headerRoot = async (url: string, slot: number) => (await getJson(url, `/eth/v1/beacon/headers/${slot}`)).body?.data?.root ?? null;
-      for (const slot of [1, denebSlot]) expect(await headerRoot(urlCp, slot)).toBe(await headerRoot(urlA, slot));
-      expect(await headerRoot(urlCp, denebSlot)).not.toBeNull();
-      expect(await blobOf(urlCp, denebSlot)).toEqual(denebBlobs[0]);
+      const lateNode = async () => {
+        const urlLate = await late.restUrl();
+        await late.waitForLog((l) => l.msg === "range sync started", 60_000, "range sync to start");
+        await waitFor("the late node to reach the head", 120_000, async () => {
+          const [ours, theirs] = await Promise.all([chainView(urlLate), chainView(urlA)]);
+          return ours.headSlot >= theirs.headSlot - 1 ? true : null;
+        });
+        const syncedAt = (await chainView(urlLate)).headSlot;
+        await waitFor("the late node to follow gossip", 60_000, async () => ((await chainView(urlLate)).headSlot >= syncedAt + 3 ? true : null));
+        expect((await getJson(urlLate, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
+        // range sync brought the sidecars too: the deneb blob, and the fulu columns it samples
+        expect(await blobOf(urlLate, denebSlot)).toEqual(denebBlobs[0]);
+        expect((await columnsOf(urlLate, fuluSlot)).length).toBeGreaterThanOrEqual(8);
+      };
+      const checkpointNode = async () => {
+        const ready = await cp.waitForLog((l) => l.msg === "chain ready", 120_000, "the checkpoint-synced chain");
+        expect(Number(ready.anchorSlot)).toBeGreaterThan(0);
+        const urlCp = await cp.restUrl();
+        await waitFor("the checkpoint-synced node to reach the head", 120_000, async () => {
+          const [ours, theirs] = await Promise.all([chainView(urlCp), chainView(urlA)]);
+          return ours.headSlot >= theirs.headSlot - 1 && ours.finalized.root === theirs.finalized.root ? true : null;
+        });
+        // history before its anchor is backfilled from its peer (all of it is within MIN_EPOCHS_FOR_BLOCK_REQUESTS),
+        // the blob sidecars of the deneb blocks with it
+        await cp.waitForLog((l) => l.msg === "backfill complete", 120_000, "the checkpoint-synced node's backfill");
+        for (const slot of [1, denebSlot]) expect(await headerRoot(urlCp, slot)).toBe(await headerRoot(urlA, slot));
+        expect(await headerRoot(urlCp, denebSlot)).not.toBeNull();
+        expect(await blobOf(urlCp, denebSlot)).toEqual(denebBlobs[0]);
+      };
+      await Promise.all([lateNode(), checkpointNode()]);
 
       // a validating node killed outright comes back, resyncs, and the chain keeps finalizing with it
       const custodyOf = async (url: string) => Number((await getJson(url, "/eth/v1/node/identity")).body.data.metadata.custody_group_count);

@@ -1,67 +1,40 @@
 import {afterAll, describe, expect, it} from "@jest/globals";
-import {execFile, spawn, spawnSync, type ChildProcess} from "node:child_process";
-import {closeSync, mkdtempSync, openSync, rmSync, writeSync} from "node:fs";
-import {tmpdir} from "node:os";
+import {execFile} from "node:child_process";
+import {rmSync} from "node:fs";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import {NodeProcess, chainView, getJson, restNodeArgs, waitFor} from "./nodeProcess.ts";
+import {TmpfsNamespace, canMountTmpfs, fillUp} from "../faults/tmpfs.ts";
 
 /**
  * A node whose data dir is on a real filesystem that fills up: a 320 MiB tmpfs mounted in a
- * mount namespace of the test's own (`unshare -m`, as root), so nothing outside it sees the
- * mount (the validators' directory is another tmpfs, which stays free). The test fills the disk from outside through /proc/<pid>/root while the chain runs.
+ * mount namespace of the test's own (test/faults/tmpfs.ts), so nothing outside it sees the
+ * mount (the validators' directory is another tmpfs, which stays free). The test fills the disk
+ * from outside through /proc/<pid>/root while the chain runs.
  */
 
 const BIN = fileURLToPath(new URL("../../bin/beacon-gateway.js", import.meta.url));
 /** the space the node waits for before it writes again is 256 MiB (src/db/diskFull.ts) */
 const TMPFS_SIZE = "320m";
 
-const canMount = spawnSync("unshare", ["-m", "--", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"], {encoding: "utf8"}).status === 0;
-
-/** Writes `file` until the filesystem has no space left (the node writes meanwhile too). */
-function fillUp(file: string): void {
-  const fd = openSync(file, "w");
-  try {
-    for (const chunk of [Buffer.alloc(1024 * 1024), Buffer.alloc(4096)]) {
-      for (;;) {
-        try {
-          writeSync(fd, chunk);
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code === "ENOSPC") break;
-          throw e;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 describe("a full disk (a real tmpfs that fills)", () => {
-  const mountPoint = mkdtempSync(join(tmpdir(), "bg-disk-full-"));
-  let holder: ChildProcess | null = null;
+  let ns: TmpfsNamespace | null = null;
   const nodes: NodeProcess[] = [];
   afterAll(async () => {
     for (const node of nodes) await node.stop("SIGKILL");
-    holder?.kill("SIGKILL");
-    rmSync(mountPoint, {recursive: true, force: true});
+    ns?.close();
   });
 
-  (canMount ? it : it.skip)(
+  (canMountTmpfs ? it : it.skip)(
     "stops importing and says so once with the data dir, serves reads, resumes by itself when space returns; nothing finalized lost, the database checks whole",
     async () => {
-      // the namespace lives as long as this holder; the node joins it
       // the validators' slashing protection on a disk of its own: the beacon database's disk fills
       // (on one shared disk the validators stop first, refusing to sign what they cannot record)
-      const mounts = `mount -t tmpfs -o size=${TMPFS_SIZE} tmpfs "$0" && mkdir -p "$0/data/validator" && mount -t tmpfs -o size=64m tmpfs "$0/data/validator"`;
-      holder = spawn("unshare", ["-m", "--", "sh", "-c", `${mounts} && echo mounted && exec sleep 600`, mountPoint], {stdio: ["ignore", "pipe", "inherit"]});
-      await new Promise<void>((resolve, reject) => {
-        holder!.stdout!.once("data", () => resolve());
-        holder!.once("exit", (code) => reject(new Error(`the tmpfs could not be mounted (${code})`)));
-      });
-      const inside = (path: string) => `/proc/${holder!.pid}/root${path}`;
+      ns = await TmpfsNamespace.open(TMPFS_SIZE, [{path: "data/validator", size: "64m"}]);
+      const {mountPoint} = ns;
+      const inside = (path: string) => ns!.inside(path);
       const dataDir = join(mountPoint, "data");
-      const node = new NodeProcess(restNodeArgs(dataDir, ["--seconds-per-slot", "1", "--genesis-fork", "phase0"]), {}, {mountNamespaceOf: holder.pid});
+      const node = new NodeProcess(restNodeArgs(dataDir, ["--seconds-per-slot", "1", "--genesis-fork", "phase0"]), {}, {mountNamespaceOf: ns.pid});
       nodes.push(node);
       const url = await node.restUrl();
       await waitFor("a few blocks", 30_000, async () => ((await chainView(url)).headSlot >= 4 ? true : null));
@@ -101,7 +74,7 @@ describe("a full disk (a real tmpfs that fills)", () => {
       // the database opens afterwards, every record whole
       expect((await node.stop("SIGTERM")).code).toBe(0);
       const check = await new Promise<{code: number; stdout: string; stderr: string}>((resolve) => {
-        execFile("nsenter", ["-t", String(holder!.pid), "-m", "--", process.execPath, BIN, "db", "check", "--data-dir", dataDir], {timeout: 60_000}, (err, stdout, stderr) =>
+        execFile("nsenter", ["-t", String(ns!.pid), "-m", "--", process.execPath, BIN, "db", "check", "--data-dir", dataDir], {timeout: 60_000}, (err, stdout, stderr) =>
           resolve({code: err ? ((err as {code?: number}).code ?? 1) : 0, stdout, stderr})
         );
       });

@@ -22,8 +22,9 @@ import {NodeProcess, getJson, tempDataDir} from "./nodeProcess.ts";
  * A real node process against real hostile libp2p peers on loopback. Malformed, oversized and
  * invalid gossip and req/resp messages are rejected as the p2p spec says and score the sender
  * down until the node disconnects and bans it; meanwhile the node stays up, its REST API keeps
- * answering quickly (its event loop never stalls), it keeps proposing a block every slot, and
- * nothing the peers injected reaches fork choice or the pools.
+ * answering quickly (its event loop never stalls), it keeps proposing blocks (at most two of the
+ * attack's slots without one) with its head within three slots of the clock, and nothing the
+ * peers injected reaches fork choice or the pools.
  */
 
 const SECONDS_PER_SLOT = 2;

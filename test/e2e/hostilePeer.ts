@@ -1,5 +1,6 @@
 import {Worker} from "node:worker_threads";
 import {generateKeyPair} from "@libp2p/crypto/keys";
+import type {GossipsubOpts} from "@libp2p/gossipsub";
 import type {PeerId} from "@libp2p/interface";
 import type {BeaconConfig} from "@lodestar/config";
 import {ssz} from "@lodestar/types";
@@ -109,7 +110,13 @@ export interface HostilePeer {
  * A peer that passes the status handshake (it answers status, ping and metadata with `status()`
  * and empty metadata) and whose gossip goes out exactly as given.
  */
-export async function createHostilePeer(config: BeaconConfig, currentEpoch: () => number, status: () => Promise<Status>): Promise<HostilePeer> {
+export async function createHostilePeer(
+  config: BeaconConfig,
+  currentEpoch: () => number,
+  status: () => Promise<Status>,
+  /** gossipsub options over the defaults (a driver that publishes much may precompute its message ids) */
+  gossip: Partial<GossipsubOpts> = {}
+): Promise<HostilePeer> {
   const key = await generateKeyPair("secp256k1");
   const libp2p = await createBeaconLibp2p({
     privateKey: key.raw,
@@ -118,7 +125,7 @@ export async function createHostilePeer(config: BeaconConfig, currentEpoch: () =
     quicPort: null,
     maxConnections: 10,
     // no dataTransform: what we publish is what goes on the wire
-    gossip: {...gossipsubMeshParams(config), msgIdFn: createMsgIdFn(config), asyncValidation: false},
+    gossip: {...gossipsubMeshParams(config), msgIdFn: createMsgIdFn(config), asyncValidation: false, ...gossip},
     isBanned: () => false,
   });
   const peer: HostilePeer = {

@@ -7,11 +7,14 @@ import {type AddressInfo, type Server, createServer} from "node:net";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
+import {NodeProcess} from "./nodeProcess.ts";
 
 /**
  * A port another process holds (TCP 9000 is Lodestar's default too): the node, started as a user
  * starts it, says which option moves it in one line and exits with 1, on its own, without a
  * stack trace. The ports are held by plain sockets of this test; the processes run side by side.
+ * Port 0 is any free port for every port option; discovery, which must announce its UDP port
+ * before binding it, refuses 0 (its UDP port follows --tcp-port) in one line at parse time.
  */
 
 const BIN = fileURLToPath(new URL("../../bin/beacon-gateway.js", import.meta.url));
@@ -73,8 +76,13 @@ describe("a port in use", () => {
   };
   let cases: Array<{name: string; option: string; args: string[]}>;
   let runs: Run[];
+  let discoveryOnPortZero: Run;
+  /** every port option 0, started beside the refused ones */
+  let anyPorts: NodeProcess;
 
   beforeAll(async () => {
+    const portsZero = ["--tcp-port", "0", "--quic-port", "0", "--no-discovery", "--rest", "--rest-port", "0", "--rpc", "--rpc-port", "0", "--metrics", "--metrics-port", "0", "--keymanager", "--keymanager-port", "0"];
+    anyPorts = new NodeProcess(node(dataDir(), portsZero));
     const [tcp, udp, rest, rpc, metrics, keymanager, engine] = await Promise.all([holdTcp(), holdUdp(), holdTcp(), holdTcp(), holdTcp(), holdTcp(), holdTcp()]);
     held.push(tcp, udp, rest, rpc, metrics, keymanager, engine);
     const p = (h: Held): string => String(h.port);
@@ -88,10 +96,11 @@ describe("a port in use", () => {
       // a server that binds without the node's check beforehand: the bind's own error says it
       {name: "mock engine", option: "--port", args: ["mock-engine", "--port", p(engine), "--jwt-secret", join(dataDir(), "jwt.hex")]},
     ];
-    runs = await Promise.all(cases.map((c) => run(c.args)));
+    [runs, discoveryOnPortZero] = await Promise.all([Promise.all(cases.map((c) => run(c.args))), run(node(dataDir(), ["--tcp-port", "0"]))]);
   }, 2 * EXIT_WITHIN_MS);
 
   afterAll(async () => {
+    await anyPorts.stop("SIGKILL");
     await Promise.all(held.map((h) => h.close()));
     for (const dir of dirs) rmSync(dir, {recursive: true, force: true});
   });
@@ -115,4 +124,30 @@ describe("a port in use", () => {
   it("the node is refused before it starts anything (no database, no chain)", () => {
     for (const [i, c] of cases.entries()) if (c.args[0] === "node") expect(runs[i].stdout).not.toMatch(/starting beacon-gateway|database opened|chain ready/);
   });
+
+  it("--tcp-port 0 with discovery on is refused at parse time, in one line naming the way out", () => {
+    const {code, signal, stderr, stdout} = discoveryOnPortZero;
+    expect({code, signal, stderr, stack: /^\s+at /m.test(stderr)}).toEqual({
+      code: 2,
+      signal: null,
+      stderr: "beacon-gateway: --udp-port: discovery needs a fixed UDP port, and it follows --tcp-port 0: give --udp-port PORT, or --no-discovery\n",
+      stack: false,
+    });
+    expect(stdout).toBe("");
+  });
+
+  it("port 0 is any free port for every port option: the node listens on ports the system picks, and stops cleanly", async () => {
+    const proc = anyPorts;
+    for (const msg of ["REST API listening", "JSON-RPC listening", "metrics listening", "Keymanager API listening"]) {
+      const line = await proc.waitForLog((l) => l.msg === msg, EXIT_WITHIN_MS, msg);
+      expect({msg, port: line.port}).toEqual({msg, port: expect.any(Number)});
+      expect(line.port).toBeGreaterThan(0);
+    }
+    const network = await proc.waitForLog((l) => l.msg === "network started", EXIT_WITHIN_MS, "the network");
+    const ports = (network.addresses as string[]).map((a) => /^\/ip4\/127\.0\.0\.1\/(tcp|udp)\/(\d+)/.exec(a)).map((m) => [m?.[1], Number(m?.[2])]);
+    expect(ports).toContainEqual(["tcp", expect.any(Number)]);
+    for (const [, port] of ports) expect(port).toBeGreaterThan(0);
+    expect((await proc.stop("SIGTERM")).code).toBe(0);
+    expect(proc.stderr.join("")).toBe("");
+  }, 2 * EXIT_WITHIN_MS);
 });

@@ -1,11 +1,12 @@
 // suite: alone (the honest nodes' gossip must arrive on time for their clocks to read as right)
-import {afterAll, describe, expect, it} from "@jest/globals";
+import {describe, expect, it} from "@jest/globals";
 import {mkdirSync, writeFileSync} from "node:fs";
 import {createServer, type AddressInfo} from "node:net";
 import {join} from "node:path";
 import {generateKeyPair} from "@libp2p/crypto/keys";
 import {peerIdFromPrivateKey} from "@libp2p/peer-id";
-import {NodeProcess, chainView, getJson, restNodeArgs, tempDataDir, waitFor, type LogLine} from "./nodeProcess.ts";
+import {devnetProcesses} from "./devnetProcesses.ts";
+import {chainView, getJson, restNodeArgs, waitFor, type LogLine} from "./nodeProcess.ts";
 
 /**
  * A devnet of three nodes on 1-second slots where one node's clock runs 3 seconds ahead
@@ -38,17 +39,7 @@ function freePort(): Promise<number> {
 }
 
 describe("a wrong clock in one node of a devnet", () => {
-  const dirs = ["a", "b", "off"].map((name) => tempDataDir(`clock-${name}`));
-  const nodes: NodeProcess[] = [];
-  const start = (args: string[], env: Record<string, string> = {}) => {
-    const node = new NodeProcess(args, env);
-    nodes.push(node);
-    return node;
-  };
-  afterAll(async () => {
-    for (const node of nodes) await node.stop("SIGKILL");
-    for (const dir of dirs) dir.remove();
-  });
+  const {dirs, start} = devnetProcesses("clock", ["a", "b", "off"]);
 
   it(
     "the node with the wrong clock measures it, its validators skip, the others go on; nothing slashable",
@@ -58,14 +49,14 @@ describe("a wrong clock in one node of a devnet", () => {
       // dialing both others
       const genesisTime = Math.floor(Date.now() / 1000) + 12;
       const common = ["--seconds-per-slot", "1", "--genesis-fork", "phase0", "--genesis-time", String(genesisTime), "--validators", "64"];
-      const [idA, idB] = [await presetIdentity(dirs[0].dir), await presetIdentity(dirs[1].dir)];
+      const [idA, idB] = [await presetIdentity(dirs[0]), await presetIdentity(dirs[1])];
       const [portA, portB] = [await freePort(), await freePort()];
       const listen = (port: number) => ["--listen-address", "127.0.0.1", "--tcp-port", String(port), "--no-discovery"];
       const addressOf = (port: number, id: string) => `/ip4/127.0.0.1/tcp/${port}/p2p/${id}`;
-      const a = start(restNodeArgs(dirs[0].dir, [...common, ...listen(portA), "--dev-validators", "0..27"]));
-      const b = start(restNodeArgs(dirs[1].dir, [...common, ...listen(portB), "--direct-peer", addressOf(portA, idA), "--dev-validators", "28..55"]));
+      const a = start(restNodeArgs(dirs[0], [...common, ...listen(portA), "--dev-validators", "0..27"]));
+      const b = start(restNodeArgs(dirs[1], [...common, ...listen(portB), "--direct-peer", addressOf(portA, idA), "--dev-validators", "28..55"]));
       const offArgs = [...common, "--direct-peer", addressOf(portA, idA), "--direct-peer", addressOf(portB, idB), "--dev-validators", "56..63", "--metrics", "--metrics-port", "0"];
-      const off = start(restNodeArgs(dirs[2].dir, offArgs), {BEACON_GATEWAY_CLOCK_OFFSET_MS: String(OFFSET_MS)});
+      const off = start(restNodeArgs(dirs[2], offArgs), {BEACON_GATEWAY_CLOCK_OFFSET_MS: String(OFFSET_MS)});
       const [urlA, urlB, urlOff] = [await a.restUrl(), await b.restUrl(), await off.restUrl()];
 
       // the offset is found from the peers' blocks and attestations, and said once with its value

@@ -1,6 +1,10 @@
 import type {ChainForkConfig} from "@lodestar/config";
 import {ForkSeq} from "@lodestar/params";
 import type {deneb, fulu, SignedBeaconBlock} from "@lodestar/types";
+import type {EventEmitter} from "node:events";
+import type {ChainEvents} from "../interface.ts";
+import type {DataAvailability} from "./dataAvailability.ts";
+import {emitBlobSidecarEvents, emitColumnSidecarEvents} from "./sidecarEvents.ts";
 import {blobCommitmentsOf, blobSidecarsKzgValid, buildBlobSidecars, buildDataColumnSidecars, columnSidecarsKzgValid} from "./sidecars.ts";
 
 /** The sidecars a published block goes out with: blob sidecars (deneb, electra) or data columns (fulu). */
@@ -24,4 +28,15 @@ export function sidecarsOfPublishedBlock(config: ChainForkConfig, block: SignedB
   const sidecars = buildBlobSidecars(config, block, blobs, proofs);
   if (!blobSidecarsKzgValid(sidecars)) throw new Error("the blobs' KZG proofs do not verify against the block's commitments");
   return {kind: "blobs", sidecars};
+}
+
+/** A published block's sidecars, handed to data availability (the block's import waits for them), and their events emitted. */
+export function acceptPublishedSidecars(dataAvailability: Pick<DataAvailability, "addBlobSidecars" | "addColumnSidecars">, emitter: EventEmitter<ChainEvents>, published: PublishedSidecars): void {
+  if (published.kind === "blobs") {
+    dataAvailability.addBlobSidecars(published.sidecars);
+    emitBlobSidecarEvents(emitter, published.sidecars);
+  } else {
+    dataAvailability.addColumnSidecars(published.sidecars);
+    emitColumnSidecarEvents(emitter, published.sidecars);
+  }
 }

@@ -3,7 +3,7 @@ import {DOMAIN_BEACON_PROPOSER, EFFECTIVE_BALANCE_INCREMENT, MAX_EFFECTIVE_BALAN
 import {computeSigningRoot} from "@lodestar/state-transition";
 import {ssz, type phase0} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
-import type {StateCache} from "../../../src/chain/stateCache.ts";
+import type {HeadStates} from "../../../src/chain/headStates.ts";
 import {type ChainEnv, createChainEnv} from "../network/gossip/validation/chainEnv.ts";
 
 /** one validator's weight: MAX_EFFECTIVE_BALANCE in increments (every interop validator has it) */
@@ -28,7 +28,7 @@ describe("fork choice weights use the justified checkpoint state's balances", ()
   let yRoot: string;
   let yVoters: number[];
 
-  const stateCacheOf = (e: ChainEnv) => (e.chain as unknown as {stateCache: StateCache}).stateCache;
+  const stateCacheOf = (e: ChainEnv) => (e.chain as unknown as {states: HeadStates}).states.cache;
   const weightOf = (root: string) => node.chain.forkChoice.getAllNodes().find((n) => n.blockRoot === root)?.weight;
 
   function proposerSlashing(validator: number, slot: number): phase0.ProposerSlashing {

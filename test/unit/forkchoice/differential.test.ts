@@ -2,13 +2,17 @@ import {describe, it, expect} from "@jest/globals";
 import type {CheckpointHex, ProtoBlock} from "../../../src/forkchoice/index.ts";
 import {cp, makeBlock, root} from "./fixtures.ts";
 import {generateEvents} from "./diffGenerator.ts";
-import {Sides, anchorBlock, describeEvents, payloadHash, replay, shrink, type DiffEvent, type ReplayResult} from "./differential.ts";
+import {Sides, anchorBlock, payloadHash, replay, type DiffEvent, type ReplayResult} from "./differential.ts";
+import {describeEvents, shrink} from "./shrink.ts";
 
 /**
  * Our fork choice against another team's: Lodestar 1.5.1's proto-array and computeDeltas
  * (@lodestar/fork-choice, the registry's newest), fed by the spec transcription's Store, on seeded
  * event sequences; head, justified and finalized checkpoints, the weight and payload status of
- * every node compared after every event. `npm run diff:forkchoice` runs thousands of seeds.
+ * every node compared after every event. The same events drive Lodestar's whole ForkChoice class
+ * with a Store of its own: its justified and finalized checkpoints are compared after every event,
+ * its head and weights where its rules and v1.6.1's agree (lodestarCheckpoints.test.ts shows where
+ * they do not). `npm run diff:forkchoice` runs thousands of seeds.
  *
  * Lodestar 1.5.1 implements an older fork-choice.md (v1.2 era) than ours (v1.6.1). Where the two
  * versions' rules differ the head is not compared (counted as not comparable), and the
@@ -34,7 +38,7 @@ const tick = (slot: number): DiffEvent => ({kind: "tick", slot});
 
 describe("ForkChoice agrees with Lodestar 1.5.1's proto-array", () => {
   it(`on ${SEEDS} seeded sequences of ${EVENTS} events`, () => {
-    const total = {applied: 0, headsCompared: 0, headsNotComparable: 0, justified: 0, finalized: 0, invalidated: 0};
+    const total = {applied: 0, headsCompared: 0, headsNotComparable: 0, justified: 0, finalized: 0, invalidated: 0, fullCheckpoints: 0, fullHeads: 0};
     for (let seed = 1; seed <= SEEDS; seed++) {
       const events = generateEvents(seed, EVENTS);
       const result: ReplayResult = replay(events);
@@ -48,6 +52,8 @@ describe("ForkChoice agrees with Lodestar 1.5.1's proto-array", () => {
       total.justified += result.justifiedEpochs > 1 ? 1 : 0;
       total.finalized += result.finalizedEpochs > 0 ? 1 : 0;
       total.invalidated += result.invalidated;
+      total.fullCheckpoints += result.fullCheckpointsCompared;
+      total.fullHeads += result.fullHeadsCompared;
     }
     // the sequences exercise what they claim to: justification and finalization that move,
     // invalidations, and a head compared on most events
@@ -55,6 +61,9 @@ describe("ForkChoice agrees with Lodestar 1.5.1's proto-array", () => {
     expect(total.finalized).toBeGreaterThan(SEEDS * 0.8);
     expect(total.invalidated).toBeGreaterThan(SEEDS);
     expect(total.headsCompared).toBeGreaterThan(total.applied * 0.3);
+    // Lodestar's own Store: its checkpoints compared after every event, its head on many
+    expect(total.fullCheckpoints).toBe(total.applied);
+    expect(total.fullHeads).toBeGreaterThan(total.applied * 0.25);
   });
 
   it("finds a planted fault and prints the smallest sequence that shows it", () => {

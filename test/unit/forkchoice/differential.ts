@@ -1,14 +1,16 @@
 import {ForkChoice, ForkChoiceError, type CheckpointHex, type ProtoBlock} from "../../../src/forkchoice/index.ts";
 import {logManager} from "../../../src/log.ts";
 import {OPTS, SLOTS_PER_EPOCH, genesisBlock} from "./fixtures.ts";
+import {LodestarForkChoice, SAFE_SLOTS_TO_UPDATE_JUSTIFIED} from "./lodestarForkChoice.ts";
 import {LodestarOracle} from "./lodestarOracle.ts";
 import {balancesOf, epochOf} from "./randomTree.ts";
 
 /**
  * Our ForkChoice against Lodestar 1.5.1's proto-array (driven by the spec transcription's Store,
- * lodestarOracle.ts) on one event sequence, compared after every event. Events that the node's
- * callers would never pass on are skipped by both sides alike (see `gate`), so any subsequence of
- * a sequence is a valid sequence: that is what lets `shrink` drop events freely.
+ * lodestarOracle.ts) and against Lodestar 1.5.1's whole ForkChoice class, with a Store of its own
+ * (lodestarForkChoice.ts), on one event sequence, compared after every event. Events that the
+ * node's callers would never pass on are skipped by all sides alike (see `gate`), so any
+ * subsequence of a sequence is a valid sequence: that is what lets `shrink` drop events freely.
  */
 
 export const VALIDATORS = 24;
@@ -30,7 +32,7 @@ export type DiffEvent =
 export interface Disagreement {
   /** index of the event after which the two differ */
   step: number;
-  what: "accepted" | "justified" | "finalized" | "head" | "weight" | "validity" | "missing node" | "error";
+  what: "accepted" | "justified" | "finalized" | "head" | "weight" | "validity" | "missing node" | "error" | FullWhat;
   detail: string;
 }
 
@@ -47,6 +49,14 @@ export interface ReplayResult {
   invalidated: number;
   /** head disagreements of a known cause, by cause */
   explained: Partial<Record<ExplainedHead, number>>;
+  /** Lodestar's whole ForkChoice: the steps its checkpoints were compared on (all of them) */
+  fullCheckpointsCompared: number;
+  /** and its head and every node's weight, where the rules of its fork-choice.md and v1.6.1 agree */
+  fullHeadsCompared: number;
+  /** its head disagreements of a known cause, by cause */
+  fullExplained: Partial<Record<ExplainedHead, number>>;
+  /** the times its justified checkpoint fell behind ours by a rule v1.6.1 dropped, by rule */
+  checkpointRules: Partial<Record<CheckpointRule, number>>;
 }
 
 export const balances = (checkpoint: CheckpointHex): number[] => balancesOf(checkpoint, VALIDATORS);
@@ -68,10 +78,22 @@ function sameCheckpoint(a: CheckpointHex, b: CheckpointHex): boolean {
 export class Sides {
   readonly ours: ForkChoice;
   readonly oracle: LodestarOracle;
+  /** Lodestar 1.5.1's ForkChoice, with a Store of its own */
+  readonly full: LodestarForkChoice;
+  /** the v1.2 rule that holds Lodestar's justified checkpoint behind ours, while it does */
+  private heldBack: CheckpointRule | null = null;
+  /** Lodestar's finalizedResets at the last comparison */
+  private finalizedResets = 0;
   constructor() {
     const anchor = anchorBlock();
     this.ours = new ForkChoice({anchor, currentSlot: 0, opts: OPTS, getJustifiedBalances: balances});
     this.oracle = new LodestarOracle(anchor, 0, SLOTS_PER_EPOCH, OPTS.proposerScoreBoostPercent, balances);
+    this.full = new LodestarForkChoice(anchor, OPTS.proposerScoreBoostPercent, OPTS.secondsPerSlot, balances);
+  }
+
+  /** spec get_checkpoint_block: the attestation's target */
+  targetOf(event: {root: string; slot: number}): string | null {
+    return this.ours.getAncestor(event.root, epochOf(event.slot) * SLOTS_PER_EPOCH);
   }
 
   /**
@@ -87,8 +109,14 @@ export class Sides {
     switch (event.kind) {
       case "block":
         return ours.getValidity(event.block.parentRoot) !== "invalid";
-      case "attest":
-        return ours.hasBlock(event.root);
+      case "attest": {
+        // validate_on_attestation: "assert target.epoch in [current_epoch, previous_epoch]", the
+        // target and the block known (a shrunk sequence may lack the ticks or blocks that made it so)
+        const currentEpoch = epochOf(this.oracle.store.currentSlot);
+        const epoch = epochOf(event.slot);
+        const target = this.targetOf(event);
+        return ours.hasBlock(event.root) && epoch <= currentEpoch && epoch + 1 >= currentEpoch && target !== null && ours.hasBlock(target);
+      }
       case "valid": {
         const validity = ours.getValidity(event.root);
         return validity !== null && validity !== "invalid";
@@ -118,11 +146,12 @@ export class Sides {
 
   /** Applies the event to both sides; a disagreement on a block's acceptance is returned. */
   apply(event: DiffEvent): string | null {
-    const {ours, oracle} = this;
+    const {ours, oracle, full} = this;
     switch (event.kind) {
       case "tick":
         ours.onTick(event.slot);
         oracle.store.onTick(event.slot);
+        full.onTick(event.slot);
         return null;
       case "block": {
         let oursAccepted = true;
@@ -135,29 +164,36 @@ export class Sides {
         // the chain marks a block's ancestors valid once the engine finds its payload VALID (src/chain/engineVerdicts.ts)
         if (oursAccepted && !event.optimistic) ours.onPayloadValid(event.block.parentRoot);
         const theirsAccepted = oracle.onBlock(event.block, event.timely, event.optimistic);
-        return oursAccepted === theirsAccepted ? null : `ours ${oursAccepted ? "accepted" : "rejected"} it, the spec store ${theirsAccepted ? "accepted" : "rejected"} it`;
+        const fullAccepted = full.onBlock(event.block, event.timely, event.optimistic);
+        const said = (accepted: boolean) => (accepted ? "accepted" : "rejected");
+        if (oursAccepted === theirsAccepted && oursAccepted === fullAccepted) return null;
+        return `ours ${said(oursAccepted)} it, the spec store ${said(theirsAccepted)} it, Lodestar's ForkChoice ${said(fullAccepted)} it`;
       }
       case "attest":
         for (const validator of event.validators) {
           ours.onAttestation(validator, event.root, epochOf(event.slot), event.slot);
           oracle.store.onAttestation(validator, event.root, epochOf(event.slot), event.slot);
         }
-        return null;
+        return full.onAttestation(event.validators, event.root, event.slot, this.targetOf(event)!);
       case "slash":
         ours.onAttesterSlashing(event.validators);
         oracle.store.onAttesterSlashing(event.validators);
+        full.onAttesterSlashing(event.validators);
         return null;
       case "valid":
         ours.onPayloadValid(event.root);
         oracle.onPayloadValid(event.root);
+        full.onPayloadValid(event.root);
         return null;
       case "invalid":
         ours.onPayloadInvalid(event.root, event.latestValidHash);
         oracle.onPayloadInvalid(event.root, event.latestValidHash);
+        full.onPayloadInvalid(event.root, event.latestValidHash);
         return null;
       case "prune":
         ours.prune();
         oracle.prune();
+        full.prune();
         return null;
     }
   }
@@ -232,9 +268,75 @@ export class Sides {
     }
     result.justifiedEpochs = Math.max(result.justifiedEpochs, justified.epoch);
     result.finalizedEpochs = Math.max(result.finalizedEpochs, finalized.epoch);
+    return this.compareFull(step, result, explain, oursHead);
+  }
+
+  /**
+   * Lodestar's ForkChoice against ours: the finalized checkpoint always; the justified one but
+   * where a rule of fork-choice.md v1.2 that v1.6.1 dropped holds Lodestar's back (`CheckpointRule`:
+   * then Lodestar keeps ours as its best justified checkpoint, for the next epoch); the head and
+   * every node's weight where both versions' rules give the same answer: the same checkpoints, the
+   * same proposer boost (v1.2 boosted the last timely block and scored it by an average balance),
+   * the same head filter.
+   */
+  private compareFull(step: number, result: ReplayResult, explain: boolean, oursHead: string): Disagreement | null {
+    const {ours, oracle, full} = this;
+    const theirsHead = full.updateHead();
+    const justified = ours.getJustifiedCheckpoint();
+    const detail = (o: CheckpointHex, t: CheckpointHex) => `ours ${JSON.stringify(o)}, Lodestar's ForkChoice ${JSON.stringify(t)}`;
+    if (!sameCheckpoint(ours.getFinalizedCheckpoint(), full.finalized)) {
+      return {step, what: "lodestar finalized", detail: detail(ours.getFinalizedCheckpoint(), full.finalized)};
+    }
+    result.fullCheckpointsCompared++;
+    const resetNow = full.finalizedResets !== this.finalizedResets;
+    this.finalizedResets = full.finalizedResets;
+    if (!sameCheckpoint(justified, full.justified)) {
+      const heldBack = full.justified.epoch < justified.epoch && sameCheckpoint(full.bestJustified, justified);
+      if (!explain || !heldBack) return {step, what: "lodestar justified", detail: `${detail(justified, full.justified)} (its best justified ${JSON.stringify(full.bestJustified)})`};
+      if (this.heldBack === null) {
+        // where it starts: Lodestar's justified checkpoint set with a new finalized one during the
+        // event (a later update in the same event may raise it again, not to ours), or one refused by
+        // should_update_justified_checkpoint, which refuses none in an epoch's first safe slots
+        const cause = resetNow ? "v1.2-finalized-resets-justified" : "v1.2-should-update-justified";
+        if (cause === "v1.2-should-update-justified" && full.currentSlot % SLOTS_PER_EPOCH < SAFE_SLOTS_TO_UPDATE_JUSTIFIED) {
+          return {step, what: "lodestar justified", detail: `${detail(justified, full.justified)} in a safe slot`};
+        }
+        this.heldBack = cause;
+        result.checkpointRules[cause] = (result.checkpointRules[cause] ?? 0) + 1;
+      }
+      return null;
+    }
+    this.heldBack = null;
+    const boost = oracle.store.proposerBoostRoot;
+    const sameBoost = boost === full.proposerBoostRoot && (boost === null || !ours.hasBlock(boost) || oracle.store.proposerScore() === full.proposerScore());
+    if (!sameBoost || !oracle.filtersAgree(full.protoArray)) return null;
+    result.fullHeadsCompared++;
+    for (const node of ours.getAllNodes()) {
+      const theirs = full.node(node.blockRoot);
+      if (theirs === undefined) return {step, what: "lodestar weight", detail: `${node.blockRoot} is not in Lodestar's ForkChoice`};
+      if (theirs.weight !== node.weight) return {step, what: "lodestar weight", detail: `${node.blockRoot}: ours ${node.weight}, Lodestar's ForkChoice ${theirs.weight}`};
+    }
+    if (oursHead !== theirsHead) {
+      const explained = explain ? this.explainHead(theirsHead) : null;
+      if (explained === null) return {step, what: "lodestar head", detail: `ours ${oursHead}, Lodestar's ForkChoice ${theirsHead}`};
+      result.fullExplained[explained] = (result.fullExplained[explained] ?? 0) + 1;
+    }
     return null;
   }
 }
+
+/** Lodestar's ForkChoice against ours: what differed */
+export type FullWhat = "lodestar justified" | "lodestar finalized" | "lodestar head" | "lodestar weight";
+
+/**
+ * Rules of fork-choice.md v1.2 (Lodestar 1.5.1's) that v1.6.1 dropped, each holding the store's
+ * justified checkpoint behind ours until the next epoch (the test shows each on a minimal sequence):
+ * v1.2-should-update-justified: should_update_justified_checkpoint takes a new justified checkpoint
+ * after the first SAFE_SLOTS_TO_UPDATE_JUSTIFIED slots of an epoch only if it descends from the
+ * store's; v1.2-finalized-resets-justified: a new finalized checkpoint brings the justified one of
+ * the same state with it, even an older one.
+ */
+export type CheckpointRule = "v1.2-should-update-justified" | "v1.2-finalized-resets-justified";
 
 /**
  * Head disagreements whose cause is known and where the spec sides with us (see the test, which
@@ -247,7 +349,10 @@ export type ExplainedHead = "lodestar-inner-block" | "lodestar-invalid-justified
  * `explain: false` reports the head disagreements of known cause too.
  */
 export function replay(events: readonly DiffEvent[], {explain = true, makeSides = () => new Sides()} = {}): ReplayResult & {sides: Sides} {
-  const result: ReplayResult = {disagreement: null, applied: 0, headsCompared: 0, headsNotComparable: 0, justifiedEpochs: 0, finalizedEpochs: 0, invalidated: 0, explained: {}};
+  const result: ReplayResult = {
+    ...{disagreement: null, applied: 0, headsCompared: 0, headsNotComparable: 0, justifiedEpochs: 0, finalizedEpochs: 0, invalidated: 0},
+    ...{explained: {}, fullExplained: {}, fullCheckpointsCompared: 0, fullHeadsCompared: 0, checkpointRules: {}},
+  };
   const sides = makeSides();
   const done = () => ({...result, sides});
   for (const [step, event] of events.entries()) {
@@ -267,72 +372,4 @@ export function replay(events: readonly DiffEvent[], {explain = true, makeSides 
     if (result.disagreement !== null) return done();
   }
   return done();
-}
-
-/**
- * The shortest sequence found that still shows a disagreement of the same kind: events after it
- * dropped, then chunks of halving size removed while the disagreement stays (delta debugging).
- */
-export function shrink(events: readonly DiffEvent[], makeSides = () => new Sides()): {events: DiffEvent[]; disagreement: Disagreement} {
-  const first = replay(events, {makeSides}).disagreement;
-  if (first === null) throw new Error("shrink: the sequence shows no disagreement");
-  const sameKind = (candidate: DiffEvent[]): Disagreement | null => {
-    const d = replay(candidate, {makeSides}).disagreement;
-    return d !== null && d.what === first.what ? d : null;
-  };
-  let current = events.slice(0, first.step + 1);
-  let found = first;
-  for (let chunk = Math.max(1, current.length >> 1); chunk >= 1; chunk = chunk === 1 ? 0 : Math.max(1, chunk >> 1)) {
-    for (let start = current.length - chunk; start >= 0; start -= chunk) {
-      const candidate = [...current.slice(0, start), ...current.slice(start + chunk)];
-      const d = sameKind(candidate);
-      if (d !== null) {
-        current = candidate.slice(0, d.step + 1);
-        found = d;
-        start = Math.min(start, current.length);
-      }
-    }
-  }
-  return {events: current, disagreement: found};
-}
-
-/** The events one per line, roots named b0, b1, ... in order of appearance. */
-export function describeEvents(events: readonly DiffEvent[], disagreement?: Disagreement): string {
-  const names = new Map<string, string>([[anchorBlock().blockRoot, "b0"]]);
-  const name = (r: string) => {
-    if (!names.has(r)) names.set(r, `b${names.size}`);
-    return names.get(r)!;
-  };
-  const hashName = (h: string) => `hash(${name("0x00" + h.slice(4))})`;
-  const checkpoint = (c: CheckpointHex) => `${c.epoch}/${name(c.root)}`;
-  const lines = events.map((e) => {
-    switch (e.kind) {
-      case "tick":
-        return `tick to slot ${e.slot}`;
-      case "block": {
-        const b = e.block;
-        return (
-          `block ${name(b.blockRoot)} slot ${b.slot} on ${name(b.parentRoot)}: justified ${checkpoint(b.justifiedCheckpoint)} ` +
-          `finalized ${checkpoint(b.finalizedCheckpoint)} unrealized ${checkpoint(b.unrealizedJustifiedCheckpoint)} ${checkpoint(b.unrealizedFinalizedCheckpoint)}` +
-          `${e.timely ? " timely" : ""}${e.optimistic ? " optimistic" : ""}`
-        );
-      }
-      case "attest":
-        return `validators ${e.validators.join(",")} attest to ${name(e.root)} at slot ${e.slot}`;
-      case "slash":
-        return `attester slashing of ${e.validators.join(",")}`;
-      case "valid":
-        return `engine: ${name(e.root)} VALID`;
-      case "invalid":
-        return `engine: ${name(e.root)} INVALID, latest valid ${hashName(e.latestValidHash)}`;
-      case "prune":
-        return "prune";
-    }
-  });
-  let text = lines.map((l, i) => `${String(i).padStart(3)}  ${l}`).join("\n");
-  if (disagreement) {
-    const detail = disagreement.detail.replace(/0x[0-9a-f]{64}/g, (r) => name(r));
-    text += `\nafter event ${disagreement.step}: ${disagreement.what} differs: ${detail}`;
-  }
-  return text;
 }

@@ -133,8 +133,8 @@ export class LodestarOracle {
    * leaf (a block whose children are all invalid is one): where they do, the two must pick the
    * same head, but for Lodestar's departures that `Sides.explainHead` names.
    */
-  filtersAgree(): boolean {
-    const {store, protoArray} = this;
+  filtersAgree(protoArray: ProtoArray = this.protoArray): boolean {
+    const {store} = this;
     const live = protoArray.nodes.filter((n) => n.executionStatus !== ExecutionStatus.Invalid);
     const parents = new Set(live.map((n) => n.parentRoot));
     for (const node of live) {

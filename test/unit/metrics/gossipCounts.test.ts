@@ -1,9 +1,11 @@
 import {describe, expect, it} from "@jest/globals";
+import {TopicValidatorResult} from "@libp2p/gossipsub";
 import {createBeaconConfig, createChainForkConfig, type ChainConfig} from "@lodestar/config";
-import {Counter, Registry} from "prom-client";
+import {sszTypesFor} from "@lodestar/types";
+import {Counter, Histogram, Registry} from "prom-client";
 import {devChainConfig} from "../../../src/config/chainConfig.ts";
 import {stringifyTopic} from "../../../src/network/gossip/topics.ts";
-import {GossipRouter} from "../../../src/network/gossipRouter.ts";
+import {GossipRouter, type GossipRouterDeps} from "../../../src/network/gossipRouter.ts";
 import type {GossipSub} from "../../../src/network/libp2p.ts";
 import {parseExposition, sampleValue} from "../../prometheusText.ts";
 
@@ -13,13 +15,10 @@ describe("gossip message counts", () => {
     createChainForkConfig(devChainConfig({secondsPerSlot: 2, genesisFork: "fulu", forkEpochs: {}}) as unknown as ChainConfig),
     new Uint8Array(32)
   );
+  const boundary = config.getForkBoundaryAtEpoch(0);
 
-  it("labels by the topic's type and gossipsub's result; unknown topics fold into one label", async () => {
-    const registry = new Registry();
-    const metrics = {
-      gossipReceived: new Counter({name: "received_total", help: "h", labelNames: ["type", "result"], registers: [registry]}),
-      gossipPublished: new Counter({name: "published_total", help: "h", labelNames: ["type"], registers: [registry]}),
-    };
+  /** A router on a stand-in gossipsub: `send` delivers a message as gossipsub does, `results` are the verdicts reported back. */
+  function routerWith(metrics: GossipRouterDeps["metrics"], validators: GossipRouterDeps["validators"]) {
     const results: string[] = [];
     const gossipsub = Object.assign(new EventTarget(), {
       subscribe: () => undefined,
@@ -30,7 +29,7 @@ describe("gossip message counts", () => {
       gossipsub: gossipsub as unknown as GossipSub,
       config,
       currentEpoch: () => 0,
-      validators: {beacon_block: async () => ({result: "ACCEPT", reason: ""})},
+      validators,
       stateAtEpoch: () => Promise.reject(new Error("unused")),
       committeesPerSlot: () => Promise.reject(new Error("unused")),
       onParentUnknown: () => undefined,
@@ -38,9 +37,20 @@ describe("gossip message counts", () => {
       metrics,
     });
     router.start();
-    const boundary = config.getForkBoundaryAtEpoch(0);
+    let id = 0;
     const send = (topic: string, data: Uint8Array) =>
-      gossipsub.dispatchEvent(new CustomEvent("gossipsub:message", {detail: {msgId: "m", msg: {topic, data}, propagationSource: {toString: () => "peer"}}}));
+      gossipsub.dispatchEvent(new CustomEvent("gossipsub:message", {detail: {msgId: `m${id++}`, msg: {topic, data}, propagationSource: {toString: () => "peer"}}}));
+    return {router, results, send};
+  }
+
+  const counters = (registry: Registry) => ({
+    gossipReceived: new Counter({name: "received_total", help: "h", labelNames: ["type", "result"], registers: [registry]}),
+    gossipPublished: new Counter({name: "published_total", help: "h", labelNames: ["type"], registers: [registry]}),
+  });
+
+  it("labels by the topic's type and gossipsub's result; unknown topics fold into one label", async () => {
+    const registry = new Registry();
+    const {router, results, send} = routerWith(counters(registry), {beacon_block: async () => ({result: "ACCEPT", reason: ""})});
     for (let i = 0; i < 20; i++) send(`/eth2/00000000/made_up_${i}/ssz_snappy`, new Uint8Array(1));
     send(stringifyTopic(config, {type: "beacon_block", boundary}), new Uint8Array(3));
     await new Promise((resolve) => setImmediate(resolve));
@@ -52,5 +62,36 @@ describe("gossip message counts", () => {
     // three bytes are no SignedBeaconBlock: rejected, under its topic's type
     expect(sampleValue(e, "received_total", {type: "beacon_block", result: "reject"})).toBe(1);
     expect(new Set(e.samples.filter((s) => s.name === "received_total").map((s) => s.labels.type))).toEqual(new Set(["unknown", "beacon_block"]));
+  });
+
+  it("times each message from arrival to verdict, and counts those ignored unvalidated while 1,024 are in validation", async () => {
+    const registry = new Registry();
+    const metrics = {
+      ...counters(registry),
+      gossipValidation: new Histogram({name: "validation_seconds", help: "h", labelNames: ["type"], buckets: [0.05, 600], registers: [registry]}),
+      gossipOverloaded: new Counter({name: "overloaded_total", help: "h", labelNames: ["type"], registers: [registry]}),
+    };
+    // every block waits in validation until the gate opens
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const {router, results, send} = routerWith(metrics, {beacon_block: async () => (await gate, {result: "ACCEPT", reason: ""})});
+    const topic = stringifyTopic(config, {type: "beacon_block", boundary});
+    const type = sszTypesFor(boundary.fork).SignedBeaconBlock;
+    const block = type.serialize(type.defaultValue());
+    for (let i = 0; i < 1030; i++) send(topic, block);
+    // the six past 1,024 in flight are ignored at once, without validation
+    expect(results).toEqual(Array(6).fill(TopicValidatorResult.Ignore));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    open();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    router.stop();
+
+    expect(results.filter((r) => r === TopicValidatorResult.Accept)).toHaveLength(1024);
+    const e = parseExposition(await registry.metrics());
+    expect(sampleValue(e, "overloaded_total", {type: "beacon_block"})).toBe(6);
+    expect(sampleValue(e, "received_total", {type: "beacon_block", result: "ignore"})).toBe(6);
+    // only the validated ones are timed, each from its arrival: all waited the 100 ms gate
+    expect(sampleValue(e, "validation_seconds_count", {type: "beacon_block"})).toBe(1024);
+    expect(sampleValue(e, "validation_seconds_bucket", {type: "beacon_block", le: "0.05"})).toBe(0);
   });
 });

@@ -5,15 +5,36 @@ import {ApiClientError, createApiClient, httpTransport} from "../../../src/api/c
 import {devChainConfig} from "../../../src/config/chainConfig.ts";
 import {createValidatorClientMetrics} from "../../../src/metrics/validatorMetrics.ts";
 import {BeaconNodes, currentAttemptSignal} from "../../../src/validator/beaconNodes.ts";
-import {SlotClock} from "../../../src/validator/clock.ts";
 import {captureLog} from "./captureLog.ts";
 import {FakeBeaconNode} from "./fakeBeaconNode.ts";
+import {ManualClock} from "./manualDuties.ts";
 
 /**
  * Several beacon nodes behind the validator client (src/validator/beaconNodes.ts), against fake
  * beacon nodes over real HTTP: which node duties go to, failover within a slot when a node stops
- * answering or hangs, publications to every synced node, and what is logged and counted.
+ * answering or hangs, publications to every synced node, and what is logged and counted. The
+ * slot clock and the attempts' timeouts are the test's: it runs the health checks and says when
+ * a timeout has passed, so nothing waits on the wall clock.
  */
+
+/** The attempts' timeouts on a time of the test's: `advance` fires those whose time has come. */
+class ManualTimeouts {
+  private now = 0;
+  private pending: {at: number; controller: AbortController}[] = [];
+
+  readonly signal = (ms: number): AbortSignal => {
+    const controller = new AbortController();
+    this.pending.push({at: this.now + ms, controller});
+    return controller.signal;
+  };
+
+  advance(ms: number): void {
+    this.now += ms;
+    const due = this.pending.filter((p) => p.at <= this.now);
+    this.pending = this.pending.filter((p) => p.at > this.now);
+    for (const p of due) p.controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+  }
+}
 
 const ROOT = new Uint8Array(32).fill(0x42);
 const SLOT_MS = 2000;
@@ -33,14 +54,15 @@ async function setup(ids = [1, 2]) {
   }
   const {log, lines} = captureLog();
   const metrics = createValidatorClientMetrics(fakes.map((f) => f.url));
+  const timeouts = new ManualTimeouts();
   const nodes = new BeaconNodes(
     fakes.map((f) => ({name: f.url, client: createApiClient(httpTransport(f.url, {signal: currentAttemptSignal}))})),
     log,
-    metrics.beaconNodes
+    metrics.beaconNodes,
+    timeouts.signal
   );
-  // genesis a day away: no scheduled check runs during a test, the test runs them (as each slot would)
-  const clock = new SlotClock(Math.floor(Date.now() / 1000) + 86_400, SLOT_MS);
-  cleanups.push(() => clock.stop());
+  // the scheduled checks run when the test runs the clock's due tasks; most tests run them directly (as each slot would)
+  const clock = new ManualClock(10);
   const metric = async (name: string, labels: Record<string, string>): Promise<number> => {
     const values = (await metrics.registry.getSingleMetric(name)!.get()).values;
     return values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value))?.value ?? 0;
@@ -50,11 +72,21 @@ async function setup(ids = [1, 2]) {
     return fakes.find((f) => Buffer.from(f.headRoot).equals(root))!;
   };
   const start = () => nodes.start(config, clock);
-  return {fakes, nodes, lines, metric, answeredBy, start, check: () => nodes.check(SLOT_MS)};
+  return {fakes, nodes, lines, metric, answeredBy, start, check: () => nodes.check(SLOT_MS), clock, timeouts};
 }
 
-async function waitUntil(condition: () => Promise<boolean>): Promise<void> {
+async function waitUntil(condition: () => Promise<boolean> | boolean): Promise<void> {
   while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** A promise and whether it has settled yet. */
+function watched<T>(promise: Promise<T>): {promise: Promise<T>; settled: () => boolean} {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true)
+  );
+  return {promise, settled: () => settled};
 }
 
 const messages = (lines: {msg: string; fields: object}[], msg: string, node: string) => lines.filter((l) => l.msg === msg && (l.fields as {node?: string}).node === node);
@@ -121,32 +153,64 @@ describe("several beacon nodes", () => {
   });
 
   it("a node that hangs: each request goes to the next node after a quarter of a slot, and the node is set aside once a check times out too", async () => {
-    const {fakes, nodes, lines, metric, answeredBy, start, check} = await setup();
+    const {fakes, nodes, lines, metric, answeredBy, start, check, timeouts} = await setup();
     const [a, b] = fakes;
     await start();
     a.behaviour = "hang";
     for (let i = 0; i < 2; i++) {
-      const started = Date.now();
-      expect(await answeredBy()).toBe(b);
-      const took = Date.now() - started;
-      // the short timeout, not the long one (two slots at least)
-      expect(took).toBeGreaterThanOrEqual(SLOT_MS / 4 - 50);
-      expect(took).toBeLessThan(2 * SLOT_MS);
+      const answer = watched(answeredBy());
+      await waitUntil(() => a.hanging.length === i + 1);
+      // the short timeout, not the long one (two slots at least): nothing before a quarter of a slot, b at once after it
+      timeouts.advance(SLOT_MS / 4 - 1);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(answer.settled()).toBe(false);
+      timeouts.advance(1);
+      expect(await answer.promise).toBe(b);
     }
     expect(await metric("beacon_gateway_validator_beacon_node_request_failures_total", {node: a.url, reason: "timeout"})).toBe(2);
     // slow is not gone: still first, nothing logged
     expect(nodes.order()).toEqual([a.url, b.url]);
     expect(messages(lines, "Beacon node not answering: its requests go to the next node", a.url)).toHaveLength(0);
 
-    await check(); // no answer within the slot: set aside, logged once
+    // a check gets a slot: no answer within it sets the node aside, logged once
+    const checking = watched(check());
+    await waitUntil(() => a.hanging.length === 3);
+    timeouts.advance(SLOT_MS - 1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(checking.settled()).toBe(false);
+    expect(nodes.order()).toEqual([a.url, b.url]);
+    timeouts.advance(1);
+    await checking.promise;
     expect(nodes.order()).toEqual([b.url, a.url]);
     expect(messages(lines, "Beacon node not answering: its requests go to the next node", a.url)).toEqual([
       expect.objectContaining({level: "warn", fields: expect.objectContaining({reason: "timeout"})}),
     ]);
-    const again = Date.now();
+    // set aside, it is not asked first: b answers with no timeout passing
     expect(await answeredBy()).toBe(b);
-    expect(Date.now() - again).toBeLessThan(SLOT_MS / 4);
-  }, 20_000);
+    expect(a.hanging).toHaveLength(3);
+  });
+
+  it("the nodes are checked three quarters into each slot of the validator's clock", async () => {
+    const {fakes, nodes, start, clock} = await setup();
+    const [a, b] = fakes;
+    await start();
+    const syncing = "/eth/v1/node/syncing";
+    expect([a.count(syncing), b.count(syncing)]).toEqual([1, 1]);
+    expect(clock.scheduled()).toEqual([{slot: 10, offsetMs: (SLOT_MS * 3) / 4}]);
+    a.sync = {is_syncing: true, is_optimistic: false, el_offline: false};
+    clock.runDue();
+    // the check of slot 10 ran, and the one of slot 11 is scheduled
+    expect(clock.scheduled()).toEqual([{slot: 11, offsetMs: (SLOT_MS * 3) / 4}]);
+    await waitUntil(() => nodes.order()[0] === b.url);
+    expect([a.count(syncing), b.count(syncing)]).toEqual([2, 2]);
+    // the clock set forward: the next check is in the slot it reads now, not in each slot missed
+    clock.slot = 20;
+    a.sync = {is_syncing: false, is_optimistic: false, el_offline: false};
+    clock.runDue();
+    expect(clock.scheduled()).toEqual([{slot: 21, offsetMs: (SLOT_MS * 3) / 4}]);
+    await waitUntil(() => nodes.order()[0] === a.url);
+    expect([a.count(syncing), b.count(syncing)]).toEqual([3, 3]);
+  });
 
   it("an error answer goes to the next node too, without setting the node aside", async () => {
     const {fakes, nodes, metric, answeredBy, start} = await setup();

@@ -46,6 +46,21 @@ describe("SlotClock", () => {
     expect(ticks).toEqual([0]);
   });
 
+  it("a wall clock set back by two slots ticks no slot twice: the ticks go on with the slot after the last, once its time comes again", () => {
+    const clock = new SlotClock(START_MS / 1000 - 10, 1000);
+    const ticks: number[] = [];
+    clock.start((slot) => ticks.push(slot));
+    jest.advanceTimersByTime(3000);
+    expect(ticks).toEqual([11, 12, 13]);
+    jest.setSystemTime(Date.now() - 2000);
+    // slot 14's start is now 3 s away, not 1 s
+    jest.advanceTimersByTime(2900);
+    expect(ticks).toEqual([11, 12, 13]);
+    jest.advanceTimersByTime(2100);
+    clock.stop();
+    expect(ticks).toEqual([11, 12, 13, 14, 15, 16]);
+  });
+
   it("runs a task at an offset into a slot, at once if that time has passed, never after stop", () => {
     const clock = new SlotClock(START_MS / 1000 - 1, 1000);
     const slot = clock.currentSlot();

@@ -2,7 +2,7 @@ import {afterEach, describe, expect, it, jest} from "@jest/globals";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
 import type {HeadEvent} from "../../../src/validator/beaconApi.ts";
-import {attesterOf, startDutyLoop, until} from "./dutyLoopHarness.ts";
+import {startManualDuties, tempDir, until} from "./manualDuties.ts";
 import {FakeBeaconApi} from "./fakeBeaconApi.ts";
 
 /** The dependent root of every epoch's duties on each branch: a re-org deeper than an epoch changes them all. */
@@ -31,6 +31,9 @@ class TwoBranchApi extends FakeBeaconApi {
   }
 }
 
+/** The validator of an electra SingleAttestation. */
+const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
+
 /**
  * The validator client follows the node's head events (eventstream, `head`), as Lighthouse and
  * Lodestar do: a head whose duty dependent roots differ from those of the duties it holds (a
@@ -48,7 +51,10 @@ describe("duty loop: attester duties follow the head's dependent roots", () => {
   /** Validators 2 and 3 (branch 0: slots 2 and 3 of each epoch; branch 1: slots 6 and 7), the clock at the start of epoch 2. */
   async function setup() {
     const api = new TwoBranchApi("electra", 0);
-    const harness = await startDutyLoop(api, 2 * SLOTS_PER_EPOCH, [2, 3], cleanups);
+    const dir = await tempDir("head-events-");
+    cleanups.push(dir.remove);
+    const harness = await startManualDuties({api, dir: dir.dir, slot: 2 * SLOTS_PER_EPOCH, indices: [2, 3]});
+    cleanups.push(harness.stop);
     await until("the head event stream opened", () => api.headSubscriptions === 1);
     const attestedAt = (validator: number) => api.attestations.filter((a) => attesterOf(a) === validator).map((a) => a.data.slot);
     const warnings = () => harness.lines.filter((l) => l.level === "error" || l.level === "warn");

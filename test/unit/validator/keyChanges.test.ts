@@ -1,8 +1,8 @@
 import {afterEach, describe, expect, it, jest} from "@jest/globals";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {interopKeystore, interopPubkey} from "../../keystoreFiles.ts";
-import {attesterOf, startDutyLoop, turns, until} from "./dutyLoopHarness.ts";
 import {FakeBeaconApi} from "./fakeBeaconApi.ts";
+import {startManualDuties, tempDir, turns, until} from "./manualDuties.ts";
 
 /** A call whose answer the test holds back: released when the test says, in the order it chooses. */
 interface Held {
@@ -38,6 +38,8 @@ class HoldingApi extends FakeBeaconApi {
 }
 
 const PASSWORD = "key changes";
+const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
+
 /**
  * Keys imported and deleted while the duty loop runs (the keymanager API's ValidatorKeys), with
  * the clock driven slot by slot and duty answers held back, so that a fetch begun for the old
@@ -52,8 +54,11 @@ describe("duty loop: keys imported and deleted while duty fetches are in flight"
 
   /** Interop keys 0 and 1 at start (electra from genesis), the clock at `slot`. */
   async function setup(slot: number) {
+    const {dir, remove} = await tempDir("key-changes-");
+    cleanups.push(remove);
     const api = new HoldingApi("electra", 0);
-    const {clock, loop, keys, validators, runSlot, lines} = await startDutyLoop(api, slot, [0, 1], cleanups);
+    const {clock, loop, keys, validators, lines, runSlot, stop} = await startManualDuties({api, dir, slot, indices: [0, 1]});
+    cleanups.push(stop);
     const importKey = async (i: number): Promise<void> => {
       const statuses = await keys.importKeystores([JSON.stringify(await interopKeystore(i, PASSWORD))], [PASSWORD], undefined);
       expect(statuses).toEqual([{status: "imported"}]);

@@ -1,8 +1,8 @@
 import {mkdtemp, rm} from "node:fs/promises";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
+import {type ClockCheck, DutyLoop, type DutyClock} from "../../../src/validator/dutyLoop.ts";
 import type {ValidatorContext} from "../../../src/validator/context.ts";
-import {DutyLoop, type DutyClock} from "../../../src/validator/dutyLoop.ts";
 import {DEFAULT_GAS_LIMIT, ProposerSettings} from "../../../src/validator/keys/proposerSettings.ts";
 import {ValidatorKeys} from "../../../src/validator/keys/validatorKeys.ts";
 import {ValidatorSigner} from "../../../src/validator/signer.ts";
@@ -12,9 +12,10 @@ import {interopPubkey} from "../../keystoreFiles.ts";
 import {captureLog} from "./captureLog.ts";
 import {type FakeBeaconApi, genesisValidatorsRoot, keys as interopKeys} from "./fakeBeaconApi.ts";
 
-/** A duty loop driven by hand: its clock, the slot by slot run of its duties, and what it logged. */
-
-/** The slot clock, moved by the test: a slot's start, then its deadlines in order. */
+/**
+ * The slot clock, moved by the test: a slot's start, then its deadlines in order. Nothing runs
+ * on the wall clock, so a test of the duty loop takes the time its work takes, whatever the load.
+ */
 export class ManualClock implements DutyClock {
   slot: number;
   private onSlot: ((slot: number) => void) | null = null;
@@ -34,6 +35,10 @@ export class ManualClock implements DutyClock {
   }
   startSlot(): void {
     this.onSlot!(++this.slot);
+  }
+  /** What is scheduled and not run yet: slot and offset into it, in the order asked. */
+  scheduled(): {slot: number; offsetMs: number}[] {
+    return this.due.map(({slot, offsetMs}) => ({slot, offsetMs}));
   }
   /** Runs the tasks due in the current slot (attestations, aggregates, sync messages and contributions). */
   runDue(): void {
@@ -57,20 +62,31 @@ export async function until(what: string, probe: () => boolean): Promise<void> {
   }
 }
 
-/** The validator of an electra SingleAttestation. */
-export const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
+/** A temporary directory for a test's slashing protection and keys, removed by the returned function. */
+export async function tempDir(prefix: string): Promise<{dir: string; remove(): Promise<void>}> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return {dir, remove: () => rm(dir, {recursive: true, force: true})};
+}
+
+export interface ManualDuties {
+  clock: ManualClock;
+  loop: DutyLoop;
+  keys: ValidatorKeys;
+  validators: ValidatorIndices;
+  lines: ReturnType<typeof captureLog>["lines"];
+  /** The next slot whole: its start, then its deadlines, everything settled. */
+  runSlot(): Promise<void>;
+  /** Lets the duties in flight settle, closes the slashing protection and releases the keys (once: later calls do nothing). */
+  stop(): Promise<void>;
+}
 
 /**
- * A duty loop over `api` with the interop keys `indices` (slashing protection and keys in a
- * temporary directory), its clock at `slot`, started and settled. `cleanups` gets what to undo.
+ * A duty loop over `api` with interop keys `indices`, its slashing protection in `dir` (opened
+ * again by a later loop on the same `dir`: a restart), on a clock at `slot` that the test drives.
  */
-export async function startDutyLoop(api: FakeBeaconApi, slot: number, indices: number[], cleanups: (() => Promise<void>)[]) {
-  const dir = await mkdtemp(join(tmpdir(), "duty-loop-"));
+export async function startManualDuties(opts: {api: FakeBeaconApi; dir: string; slot: number; indices: number[]; clockCheck?: ClockCheck}): Promise<ManualDuties> {
+  const {api, dir} = opts;
   const protection = await SlashingProtection.open(join(dir, "protection"));
-  cleanups.push(async () => {
-    await protection.close();
-    await rm(dir, {recursive: true, force: true});
-  });
   await protection.bindToChain(genesisValidatorsRoot);
   const {log, lines} = captureLog();
   const validators = new ValidatorIndices([]);
@@ -78,19 +94,31 @@ export async function startDutyLoop(api: FakeBeaconApi, slot: number, indices: n
   const ctx: ValidatorContext = {api, config: api.config, signer, validators, log};
   const settings = ProposerSettings.open(join(dir, "proposer-settings.json"), {gasLimit: DEFAULT_GAS_LIMIT});
   const keys = new ValidatorKeys({signer, validators, protection, settings, dataDir: dir, log});
-  cleanups.push(async () => keys.releaseLocks());
-  for (const i of indices) keys.add({pubkey: interopPubkey(i)}, interopKeys[i]);
-  const clock = new ManualClock(slot);
-  const loop = new DutyLoop(ctx, clock, settings);
-  cleanups.push(async () => loop.stop());
+  for (const i of opts.indices) keys.add({pubkey: interopPubkey(i)}, interopKeys[i]);
+  const clock = new ManualClock(opts.slot);
+  const loop = new DutyLoop(ctx, clock, settings, undefined, undefined, opts.clockCheck);
   await loop.start();
   await loop.settle(5000);
-  /** the next slot whole: its start, then its deadlines, everything settled */
-  const runSlot = async (): Promise<void> => {
-    clock.startSlot();
-    await loop.settle(5000);
-    clock.runDue();
-    await loop.settle(5000);
+  let stopped = false;
+  return {
+    clock,
+    loop,
+    keys,
+    validators,
+    lines,
+    async runSlot() {
+      clock.startSlot();
+      await loop.settle(5000);
+      clock.runDue();
+      await loop.settle(5000);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      loop.stop();
+      await loop.settle(5000);
+      keys.releaseLocks();
+      await protection.close();
+    },
   };
-  return {clock, loop, keys, validators, runSlot, lines};
 }
