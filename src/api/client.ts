@@ -16,6 +16,8 @@ export type Transport = (route: Route, req: WireRequest) => Promise<WireResponse
 export interface RequestOptions {
   /** "ssz" asks for SSZ responses and sends SSZ bodies where the route allows them */
   format?: WireFormat;
+  /** an event stream's: aborting it closes the stream (its iteration ends) */
+  signal?: AbortSignal;
 }
 
 /** A non-2xx answer: the HTTP status and the spec's `{code, message, failures?}` body. */
@@ -119,7 +121,7 @@ function readMeta(route: Route, fields: [string, MetaField<unknown>][], json: Re
   return meta;
 }
 
-export function readResponse(route: Route, res: WireResponse): unknown {
+export function readResponse(route: Route, res: WireResponse, signal?: AbortSignal): unknown {
   const headers = Object.fromEntries(Object.entries(res.headers).map(([name, value]) => [name.toLowerCase(), String(value)]));
   if (res.status >= 400) throw new ApiClientError(res.status, errorBody(res.status, bodyText(res.body)));
   const response = route.response;
@@ -127,7 +129,7 @@ export function readResponse(route: Route, res: WireResponse): unknown {
   if (response.kind === "status") return {data: res.status};
   if (response.kind === "events") {
     if (!res.eventStream) throw new Error(`${route.operationId}: expected an event stream`);
-    return {data: readSseEvents(res.eventStream, response.event)};
+    return {data: readSseEvents(res.eventStream, response.event, signal)};
   }
   const fields = Object.entries(response.meta as MetaDefs);
   let meta: Record<string, unknown>;
@@ -156,7 +158,7 @@ export function createApiClient(transport: Transport): ApiClient {
     async request(operationId, args, opts) {
       const route = (routes as Record<string, Route>)[operationId];
       const res = await transport(route, writeRequest(route, args as Record<string, unknown>, opts?.format ?? "json"));
-      return readResponse(route, res) as never;
+      return readResponse(route, res, opts?.signal) as never;
     },
   };
 }

@@ -50,10 +50,24 @@ export class SseParser {
   }
 }
 
-/** The events of an SSE text stream, read with the route's codec; stopping the iteration cancels the stream. */
-export async function* readSseEvents<E>(text: AsyncIterable<string>, codec: EventCodec<E>): AsyncGenerator<E> {
+/**
+ * The events of an SSE text stream, read with the route's codec. Stopping the iteration cancels
+ * the stream, and so does `signal` at once, even while no event comes (the iteration then ends).
+ */
+export async function* readSseEvents<E>(text: ReadableStream<string>, codec: EventCodec<E>, signal?: AbortSignal): AsyncGenerator<E> {
   const parser = new SseParser();
-  for await (const chunk of text) {
-    for (const {event, data} of parser.push(chunk)) yield codec.fromJson(event, JSON.parse(data));
+  const reader = text.getReader();
+  // a read waiting for the next chunk ends (done) when the stream is cancelled
+  const cancel = (): void => void reader.cancel(signal?.reason).catch(() => undefined);
+  signal?.addEventListener("abort", cancel, {once: true});
+  try {
+    while (!signal?.aborted) {
+      const {done, value} = await reader.read();
+      if (done) return;
+      for (const {event, data} of parser.push(value)) yield codec.fromJson(event, JSON.parse(data));
+    }
+  } finally {
+    signal?.removeEventListener("abort", cancel);
+    await reader.cancel().catch(() => undefined);
   }
 }

@@ -74,6 +74,13 @@ export function createValidatorBeaconApi(client: ApiClient): ValidatorBeaconApi 
       await client.request("publishAggregateAndProofsV2", {signedAggregateAndProofs, fork});
     },
 
+    async headEvents(signal) {
+      const {data} = await client.request("eventstream", {topics: ["head"]}, {signal});
+      return (async function* () {
+        for await (const event of data) if (event.topic === "head") yield event.data;
+      })();
+    },
+
     async prepareBeaconCommitteeSubnet(subscriptions) {
       await client.request("prepareBeaconCommitteeSubnet", {subscriptions});
     },

@@ -7,6 +7,13 @@
  * network's delay: well before the slot starts, our clock is behind; long after the attestation
  * deadline, even for the earliest message of slot after slot, it is ahead.
  *
+ * The node's own delays are not its clock's: a node starved of CPU runs its gossip handlers, and
+ * so times each message, as late as its event loop is behind. Its own slot tick, timed the same
+ * way, is late by that much too while a clock that is off ticks on time by itself. So each
+ * slot's earliest message counts less the lateness of the node's own tick of that slot
+ * (`recordTick`), but never as earlier than the slot's start: what is left is the offset plus
+ * the network's delay, as on an idle node.
+ *
  * Robust to a few hostile or wrong peers: each peer's estimate is the median over its last
  * slots of the earliest message it delivered for each, and the node's estimate is the median
  * of the peers' estimates (of the two middle ones, the one nearer zero: a split network says
@@ -43,6 +50,8 @@ export class ClockOffsetMonitor {
   private readonly opts: ClockOffsetOptions;
   /** per peer: slot → earliest arrival from that peer, in insertion order (oldest slots first) */
   private readonly peers = new Map<string, Map<number, number>>();
+  /** slot → how late the node's own tick of that slot ran, in ms (the last OFFSET_WINDOW_SLOTS slots) */
+  private readonly ownLag = new Map<number, number>();
 
   constructor(opts: ClockOffsetOptions) {
     this.opts = opts;
@@ -70,15 +79,31 @@ export class ClockOffsetMonitor {
     }
   }
 
+  /** The node's own tick of `slot` ran `msLate` after the slot's start (its event loop's delay then). */
+  recordTick(slot: number, msLate: number): void {
+    this.ownLag.set(slot, Math.max(0, msLate));
+    for (const known of this.ownLag.keys()) if (known <= slot - OFFSET_WINDOW_SLOTS) this.ownLag.delete(known);
+  }
+
   /** A disconnected peer's messages stop counting. */
   forget(peer: string): void {
     this.peers.delete(peer);
   }
 
-  /** The estimate, or null while no peer has delivered messages for enough slots. */
-  verdict(): ClockOffsetVerdict | null {
+  /**
+   * The estimate, or null while no peer has delivered messages for enough slots. With
+   * `currentSlot`, only messages of the last OFFSET_WINDOW_SLOTS slots count: old ones say nothing
+   * of the clock now (when no message comes, the estimate ends rather than stand for ever).
+   */
+  verdict(currentSlot?: number): ClockOffsetVerdict | null {
     const estimates: number[] = [];
-    for (const slots of this.peers.values()) if (slots.size >= MIN_PEER_SLOTS) estimates.push(median([...slots.values()]));
+    const recent = ([slot]: [number, number]): boolean => currentSlot === undefined || slot > currentSlot - OFFSET_WINDOW_SLOTS;
+    for (const slots of this.peers.values()) {
+      const arrivals = [...slots].filter(recent);
+      if (arrivals.length < MIN_PEER_SLOTS) continue;
+      // a message handled before the late tick (in the same turn of the loop) is not moved before the slot's start
+      estimates.push(median(arrivals.map(([slot, ms]) => ms - Math.min(this.ownLag.get(slot) ?? 0, Math.max(ms, 0)))));
+    }
     if (estimates.length === 0) return null;
     const offsetMs = median(estimates);
     const {toleranceMs, latestSendMs} = this.opts;

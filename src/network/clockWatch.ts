@@ -44,10 +44,19 @@ export class ClockWatch {
     this.monitor.forget(peer);
   }
 
-  /** Once a slot: the estimate, said when the clock turns out off and when it is right again. */
+  /** Once a slot, as the node's slot tick runs: the estimate, said when the clock turns out off and when it is right again. */
   onSlot(slot: number): void {
-    const verdict = this.monitor.verdict();
-    if (!verdict) return;
+    // how late this tick runs is the node's own delay (clock/offset.ts), not its clock's
+    this.monitor.recordTick(slot, this.deps.msIntoSlot(slot));
+    const verdict = this.monitor.verdict(slot);
+    if (!verdict) {
+      // no peer's messages of the last slots: nothing is known of the clock now. Were the verdict
+      // kept, a network whose nodes all judged their clocks off (all of them starved of CPU) would
+      // stay silent for ever: no one signs, so no message comes to change it
+      if (this.current?.off) log.info({slot}, "no recent messages from peers to time the clock by: the node's validators sign again");
+      this.current = null;
+      return;
+    }
     const wasOff = this.current?.off ?? false;
     this.current = verdict;
     this.deps.setOffsetSeconds?.(verdict.offsetMs / 1000);

@@ -28,7 +28,9 @@ interface EpochDuties {
  * Duties are kept for the current and next epoch. The next epoch's duties are re-fetched at
  * every slot: their dependent root is the last block of the current epoch's predecessor, so
  * a re-org there shows up as a new dependent root, upon which the selection proofs are
- * recomputed and the subnets prepared again. Duties fetched for an earlier key set (before a key
+ * recomputed and the subnets prepared again. The current epoch's are fetched again when a head
+ * event's dependent root says they changed (a re-org deeper than an epoch: `onHead`), or every
+ * slot while no head events come. Duties fetched for an earlier key set (before a key
  * was imported, resolved, deleted or released) are fetched again at the next poll or duty, and
  * a fetch that began before the change never overwrites those of the new key set (dutyStore.ts).
  */
@@ -43,10 +45,27 @@ export class AttesterService {
     this.byEpoch = new DutyStore(ctx.validators);
   }
 
-  /** Each slot: fetch the epoch's duties if unknown for the current keys, re-fetch the next epoch's; forget older epochs. */
-  async pollDuties(epoch: number): Promise<void> {
+  /**
+   * Each slot: fetch the epoch's duties if unknown for the current keys (or, `refetchCurrent`,
+   * while no head events say when their dependent root changes, again), re-fetch the next
+   * epoch's; forget older epochs.
+   */
+  async pollDuties(epoch: number, refetchCurrent = false): Promise<void> {
     this.byEpoch.forgetBefore(epoch);
-    await Promise.all([this.byEpoch.current(epoch) ? undefined : this.fetch(epoch), this.fetch(epoch + 1)]);
+    await Promise.all([this.byEpoch.current(epoch) && !refetchCurrent ? undefined : this.fetch(epoch), this.fetch(epoch + 1)]);
+  }
+
+  /**
+   * A head of epoch `epoch`: the duties of that epoch depend on `previousRoot`, those of the next
+   * on `currentRoot` (the head event's dependent roots). Duties kept with another root were
+   * computed on a branch the node left: they are fetched again.
+   */
+  async onHead(epoch: number, previousRoot: string, currentRoot: string): Promise<void> {
+    const stale = (e: number, root: string): boolean => {
+      const kept = this.byEpoch.latest(e);
+      return kept !== undefined && kept.dependentRoot !== root;
+    };
+    await Promise.all([stale(epoch, previousRoot) ? this.fetch(epoch) : undefined, stale(epoch + 1, currentRoot) ? this.fetch(epoch + 1) : undefined]);
   }
 
   /** At the attestation deadline of `slot`: sign and submit the attestations of our duties at `slot`. */

@@ -17,6 +17,16 @@ export interface BlockBlobs {
   kzgProofs: Uint8Array[];
 }
 
+/** What a `head` event (the event stream's `head` topic) tells of the duties. */
+export interface HeadEvent {
+  slot: Slot;
+  block: Root;
+  /** the block the head epoch's attester duties depend on (the last slot of the epoch before the previous) */
+  previousDutyDependentRoot: Root;
+  /** the block the next epoch's attester duties, and the head epoch's proposer duties, depend on */
+  currentDutyDependentRoot: Root;
+}
+
 export interface ValidatorStatus {
   index: number;
   pubkey: Uint8Array;
@@ -68,4 +78,6 @@ export interface ValidatorBeaconApi {
   getLiveness(epoch: number, indices: number[]): Promise<{index: number; isLive: boolean}[]>;
   /** prepareBeaconProposer */
   prepareBeaconProposer(registrations: {validatorIndex: number; feeRecipient: Uint8Array}[]): Promise<void>;
+  /** eventstream on the `head` topic: resolves once subscribed; the events end when the stream closes or `signal` aborts */
+  headEvents(signal: AbortSignal): Promise<AsyncIterable<HeadEvent>>;
 }

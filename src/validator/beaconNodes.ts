@@ -19,7 +19,8 @@ import {RouteFallbacks} from "./routeFallback.ts";
  * quarter of a slot while another node could answer) the same request goes to the next one, in
  * the same slot. Publications (blocks, attestations, aggregates, sync committee messages and
  * contributions, subnet subscriptions, fee recipients, builder registrations) go to every
- * synced node at once and are done on the first success.
+ * synced node at once and are done on the first success. An event stream (head events) is
+ * opened on the first node in that order.
  *
  * Health is checked at start and then in the background three quarters into each slot
  * (`/eth/v1/node/syncing`, within a slot), never on a duty's path: a request only reads the last
@@ -52,8 +53,10 @@ const PUBLICATIONS = [
   "publishBlock", "publishBlindedBlock", "registerValidator", "submitAttestations", "publishAggregateAndProofs", "prepareBeaconCommitteeSubnet",
   "submitSyncCommitteeMessages", "publishContributionAndProofs", "prepareBeaconProposer",
 ] as const satisfies readonly (keyof ValidatorBeaconApi)[];
-/** a method of the API in neither list fails to compile here */
-const everyMethodListed: [Exclude<keyof ValidatorBeaconApi, (typeof READS)[number] | (typeof PUBLICATIONS)[number]>] extends [never] ? true : never = true;
+/** event streams: opened on the first node in order, without a time limit */
+const STREAMS = ["headEvents"] as const satisfies readonly (keyof ValidatorBeaconApi)[];
+/** a method of the API in no list fails to compile here */
+const everyMethodListed: [Exclude<keyof ValidatorBeaconApi, (typeof READS)[number] | (typeof PUBLICATIONS)[number] | (typeof STREAMS)[number]>] extends [never] ? true : never = true;
 void everyMethodListed;
 
 /** Before the chain's slot length is known (start-up): how long an attempt may take. */
@@ -112,6 +115,7 @@ export class BeaconNodes {
     const api: Record<string, unknown> = {};
     for (const method of READS) api[method] = (...args: unknown[]) => this.firstSuccess((node) => (node[method] as (...a: unknown[]) => Promise<unknown>)(...args));
     for (const method of PUBLICATIONS) api[method] = (...args: unknown[]) => this.publish((node) => (node[method] as (...a: unknown[]) => Promise<unknown>)(...args));
+    for (const method of STREAMS) api[method] = (...args: unknown[]) => this.stream((node) => (node[method] as (...a: unknown[]) => Promise<unknown>)(...args));
     this.api = api as unknown as ValidatorBeaconApi;
   }
 
@@ -132,6 +136,12 @@ export class BeaconNodes {
         void this.check(slotMs);
       });
     schedule(Math.max(0, clock.currentSlot()));
+  }
+
+  /** An event stream from the first node in order (the stream's reader opens it again, on whichever node is first then, when it ends). */
+  private stream<T>(open: (api: ValidatorBeaconApi) => Promise<T>): Promise<T> {
+    const node = this.candidates()[0];
+    return node ? open(node.api) : Promise.reject(new Error("no beacon node on the client's chain"));
   }
 
   /** Called when a node that was unusable becomes usable again (it may lack subscriptions and fee recipients given meanwhile). */

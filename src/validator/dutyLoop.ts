@@ -9,6 +9,8 @@ import type {SlotClock} from "./clock.ts";
 import {errorMessage, type ValidatorContext} from "./context.ts";
 import type {DoppelgangerProtection} from "./doppelganger.ts";
 import type {ProposerSettings} from "./keys/proposerSettings.ts";
+import type {HeadEvent} from "./beaconApi.ts";
+import {HeadWatch} from "./headWatch.ts";
 import {ProposerService} from "./proposer.ts";
 import {SyncCommitteeService} from "./syncCommittee.ts";
 
@@ -35,6 +37,7 @@ export class DutyLoop {
   private readonly proposer: ProposerService;
   private readonly attester: AttesterService;
   private readonly sync: SyncCommitteeService;
+  private readonly heads: HeadWatch;
   private readonly inFlight = new Set<Promise<void>>();
   private lastEpoch: number | null = null;
   private readonly clockCheck: ClockCheck;
@@ -60,6 +63,7 @@ export class DutyLoop {
     this.proposer = new ProposerService(ctx, (pubkey) => settings.graffitiBytesOf(toHex(pubkey)), builder);
     this.attester = new AttesterService(ctx);
     this.sync = new SyncCommitteeService(ctx);
+    this.heads = new HeadWatch(ctx.api, ctx.log, (event) => this.onHead(event), () => new Promise((resolve) => clock.runAt(clock.currentSlot() + 1, 0, resolve)));
   }
 
   /** Resolves the keys' indices, prepares the current epoch in the background, then follows the clock. */
@@ -69,7 +73,13 @@ export class DutyLoop {
     await this.resolveKeys(epoch);
     this.lastEpoch = epoch;
     this.run("epoch preparation", slot, () => this.onEpoch(epoch));
+    this.heads.start();
     this.clock.start((s) => this.onSlot(s));
+  }
+
+  /** Stops following the node's head events (the clock is stopped by its owner). */
+  stop(): void {
+    this.heads.stop();
   }
 
   /** Waits for the tasks in flight, at most `timeoutMs`. */
@@ -103,13 +113,25 @@ export class DutyLoop {
       this.run("sync committee duties", slot, () => this.sync.pollChanged(epoch));
     }
     this.signing(slot, "block proposal", () => this.proposer.onSlotStart(slot));
-    this.run("attester duties", slot, () => this.attester.pollDuties(epoch));
+    this.run("attester duties", slot, () => this.attester.pollDuties(epoch, !this.heads.live));
     this.at(slot, this.config.getAttestationDueMs(fork), "attestation", () => this.attester.attest(slot));
     this.at(slot, this.config.getAggregateDueMs(fork), "aggregation", () => this.attester.aggregate(slot));
     if (this.config.getForkSeq(slot) >= ForkSeq.altair) {
       this.at(slot, this.config.getSyncMessageDueMs(fork), "sync committee messages", () => this.sync.produceMessages(slot));
       this.at(slot, this.config.getSyncContributionDueMs(fork), "sync committee contributions", () => this.sync.produceContributions(slot));
     }
+  }
+
+  /**
+   * A new head: attester duties kept with another dependent root than the head's (a re-org
+   * changed the shuffling they came from) are fetched again at once, not only at the next epoch.
+   * Proposer duties are fetched at every slot start already.
+   */
+  private onHead(event: HeadEvent): void {
+    const epoch = computeEpochAtSlot(event.slot);
+    this.run("attester duties after a head change", event.slot, () =>
+      this.attester.onHead(epoch, toHex(event.previousDutyDependentRoot), toHex(event.currentDutyDependentRoot))
+    );
   }
 
   /**

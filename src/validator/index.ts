@@ -174,6 +174,7 @@ export async function startValidatorClient(opts: ValidatorClientOptions): Promis
     halted,
     async stop() {
       clock.stop();
+      loop.stop();
       await keymanager?.close();
       await loop.settle(config.SLOT_DURATION_MS);
       await protection.close();

@@ -95,26 +95,48 @@ async function attesters(url: string, stateRoot: string, att: AttestationJson): 
   return members.filter((_, i) => bits[i]);
 }
 
+/** What checkBlocks read: blocks whose attestations were checked, and those whose state no node holds any more. */
+export interface BlocksRead {
+  /** roots done (read, or found without a state): not read again */
+  done: Set<string>;
+  read: number;
+  /** blocks of a branch pruned after finalization: their proposals are checked, their attestations only through the event streams */
+  stateless: number;
+}
+
 /**
- * Reads each block (by root) from the first node that has it: its proposer is a proposal, and
- * every attestation it carries a vote of each of its attesters. Returns how many blocks were read.
+ * Reads each block (by root) not read yet from the first node that has it: its proposer is a
+ * proposal, and every attestation it carries a vote of each of its attesters (from the committees
+ * of the block's own state, on any node that still holds it). A losing branch's states go once
+ * finality passes it: read the blocks while both branches are in fork choice, and again at the end.
  */
-export async function checkBlocks(urls: string[], roots: Iterable<string>, watch: SignatureWatch): Promise<number> {
-  let read = 0;
+export async function checkBlocks(urls: string[], roots: Iterable<string>, watch: SignatureWatch, seen: BlocksRead): Promise<void> {
   for (const root of new Set(roots)) {
+    if (seen.done.has(root)) continue;
     for (const url of urls) {
       const {status, body} = await getJson(url, `/eth/v2/beacon/blocks/${root}`);
       if (status !== 200) continue;
       const block = body.data.message;
       watch.proposal(Number(block.proposer_index), Number(block.slot), root);
-      for (const att of block.body.attestations as AttestationJson[]) {
-        for (const validator of await attesters(url, block.state_root, att)) recordVote(watch, validator, att.data);
+      seen.done.add(root);
+      const stateHolder = await firstWith(urls, `/eth/v1/beacon/states/${block.state_root}/finality_checkpoints`);
+      if (!stateHolder) {
+        seen.stateless++;
+        break;
       }
-      read++;
+      for (const att of block.body.attestations as AttestationJson[]) {
+        for (const validator of await attesters(stateHolder, block.state_root, att)) recordVote(watch, validator, att.data);
+      }
+      seen.read++;
       break;
     }
   }
-  return read;
+}
+
+/** The first node that answers `path` with 200, or null. */
+async function firstWith(urls: string[], path: string): Promise<string | null> {
+  for (const url of urls) if ((await getJson(url, path)).status === 200) return url;
+  return null;
 }
 
 /** Every block root in a node's fork choice (both branches while they are not finalized). */

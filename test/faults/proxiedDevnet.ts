@@ -23,6 +23,8 @@ export interface ProxiedDevnetOptions {
   genesisDelaySeconds: number;
   /** extra arguments of node `index` (after the common ones) */
   extraArgs?: (index: number) => string[];
+  /** extra environment of node `index` (NODE_OPTIONS=--cpu-prof, for one) */
+  extraEnv?: (index: number) => Record<string, string>;
 }
 
 export interface ProxiedNode {
@@ -117,7 +119,7 @@ export class ProxiedDevnet {
         ...chain, "--dev-validators", shareOf(i, n, validators),
         ...peers, ...(this.opts.extraArgs?.(i) ?? []),
       ];
-      this.nodes.push({index: i, process: new NodeProcess(args), url: "", peerId: peerIds[i]});
+      this.nodes.push({index: i, process: new NodeProcess(args, this.opts.extraEnv?.(i) ?? {}), url: "", peerId: peerIds[i]});
     }
     await Promise.all(this.nodes.map(async (node) => (node.url = await node.process.restUrl(120_000))));
     const genesisRoots = await Promise.all(this.nodes.map(async (node) => (await restJson(node.url, "/eth/v1/beacon/headers/genesis")).data.root as string));
@@ -129,8 +131,17 @@ export class ProxiedDevnet {
     return Promise.all(this.nodes.map(async (node) => Number((await restJson(node.url, "/eth/v1/node/peer_count")).data.connected)));
   }
 
+  /** Kills the nodes; those given an environment of their own (a profiler's) are asked to exit, so it can write. */
   async stop(): Promise<void> {
-    await Promise.all(this.nodes.map((node) => node.process.stop("SIGKILL")));
+    const polite = (i: number) => Object.keys(this.opts.extraEnv?.(i) ?? {}).length > 0;
+    await Promise.all(
+      this.nodes.map(async (node) => {
+        if (!polite(node.index)) return node.process.stop("SIGKILL");
+        const timer = setTimeout(() => node.process.proc.kill("SIGKILL"), 20_000);
+        await node.process.stop("SIGTERM");
+        clearTimeout(timer);
+      })
+    );
     await Promise.all([...this.links.values()].map((proxy) => proxy.close()));
     this.data.remove();
   }

@@ -1,6 +1,6 @@
 import {getJson} from "../e2e/nodeProcess.ts";
 import {SignatureWatch, followEvents} from "../soak/signatureWatch.ts";
-import {FinalityLog, checkBlocks, forkChoiceRoots, restJson, sampleNodes} from "./chainChecks.ts";
+import {type BlocksRead, FinalityLog, checkBlocks, forkChoiceRoots, restJson, sampleNodes} from "./chainChecks.ts";
 import type {CutMode} from "./loopbackProxy.ts";
 import {ProxiedDevnet} from "./proxiedDevnet.ts";
 
@@ -19,11 +19,13 @@ export interface SplitOptions {
   /** epochs the network stays cut in two */
   cutEpochs: number;
   mode: CutMode;
-  /** 1 in the suite */
+  /** seconds per slot (default 3: what four nodes on two cores carry, see run.ts) */
   secondsPerSlot?: number;
   /** seconds each way of node 3's flapping links, and how many epochs it lasts (0: no flapping) */
   flap?: {seconds: number; epochs: number};
   log?: (line: string) => void;
+  /** a directory where node 0 writes a CPU profile (`--cpu-prof`) when it stops */
+  cpuProfileDir?: string;
 }
 
 export interface SplitReport {
@@ -36,7 +38,7 @@ export interface SplitReport {
   /** each half's head slot when the heal came, and whether their heads differed */
   heads: {half0: number; half1: number; diverged: boolean};
   flap?: {toggles: number; finalizedBefore: number; finalizedAfter: number};
-  observed: {votes: number; proposals: number; blocksRead: number};
+  observed: {votes: number; proposals: number; blocksRead: number; blocksWithoutState: number};
   problems: string[];
 }
 
@@ -46,19 +48,27 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
   const log = opts.log ?? (() => undefined);
-  const secondsPerSlot = opts.secondsPerSlot ?? 1;
+  const secondsPerSlot = opts.secondsPerSlot ?? 3;
   const devnet = await ProxiedDevnet.start({
     nodes: 4,
     validators: VALIDATORS,
     secondsPerSlot,
-    genesisDelaySeconds: 15,
+    // the nodes load (the KZG trusted setup, among the rest) before the chain starts
+    genesisDelaySeconds: 30,
     // one node on each side keeps every data column, so each half can sample and later sync the other's
     extraArgs: (i) => ["--dev-blobs-per-block", "1", ...(i === 0 || i === 2 ? ["--subscribe-all-subnets"] : [])],
+    extraEnv: (i): Record<string, string> => (i === 0 && opts.cpuProfileDir ? {NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${opts.cpuProfileDir}`} : {}),
   });
   const urls = devnet.nodes.map((n) => n.url);
   const watch = new SignatureWatch();
   const finality = new FinalityLog();
   const blockRoots = new Set<string>();
+  const blocks: BlocksRead = {done: new Set(), read: 0, stateless: 0};
+  /** every block of every node's fork choice and event stream, read while its state is there */
+  const readBlocks = async () => {
+    for (const url of urls) for (const root of await forkChoiceRoots(url)) blockRoots.add(root);
+    await checkBlocks(urls, blockRoots, watch, blocks);
+  };
   const stopEvents = new AbortController();
   const events = urls.map((url) => followEvents(url, watch, stopEvents.signal, (root) => blockRoots.add(root)).catch(() => undefined));
   const problems: string[] = [];
@@ -84,7 +94,13 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
   try {
     // the full mesh, and a few blocks everyone agrees on
     await waitUntil("every node connected to the other three", 60, async () => ((await devnet.peerCounts()).every((c) => c === 3) ? true : null));
-    await waitUntil("the chain to start", 30, async () => ((await sample()).every((s) => s.slot >= 3) ? true : null));
+    // the cut waits for a chain that keeps up with the clock: four nodes starting at once are busy
+    // for their first slots, and a node that hears its peers late then takes its clock for off
+    // and signs nothing for a while (which would leave a half silent through the cut)
+    await waitUntil("the chain to keep up with the clock", 4 * SLOTS_PER_EPOCH, async () => {
+      const views = await sample();
+      return clockSlot() >= SLOTS_PER_EPOCH && views.every((v) => v.slot >= clockSlot() - 1) ? true : null;
+    });
     const atCut = Math.max(...(await sample()).map((s) => s.finalized));
     const cutSlot = clockSlot();
     devnet.cut([0, 1], opts.mode);
@@ -114,8 +130,14 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
       return new Set(views.map((v) => v.root)).size === 1 && views[0].slot >= healSlot ? clockSlot() : null;
     });
     log(`slot ${converged}: one head on all four nodes`);
+    // both branches are still in fork choice (nothing after the cut is finalized): their blocks' states are there
+    await readBlocks();
     const cutEpoch = Math.floor(cutSlot / SLOTS_PER_EPOCH);
-    await waitUntil("finality after the heal", 8 * SLOTS_PER_EPOCH, async () => (finality.lowest(4) > cutEpoch ? true : null));
+    // each probe samples the nodes: the finality log holds only what samples reported
+    await waitUntil("finality after the heal", 8 * SLOTS_PER_EPOCH, async () => {
+      await sample();
+      return finality.lowest(4) > cutEpoch ? true : null;
+    });
     const afterHeal = finality.lowest(4);
     log(`slot ${clockSlot()}: finalized epoch ${afterHeal} on all four nodes`);
 
@@ -153,10 +175,9 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
         if (!canonical) problems.push(`node ${i}: finalized checkpoint of epoch ${epoch} (${root}) is not on its chain`);
       }
     }
-    for (const url of urls) for (const root of await forkChoiceRoots(url)) blockRoots.add(root);
     stopEvents.abort();
     await Promise.all(events);
-    const blocksRead = await checkBlocks(urls, blockRoots, watch);
+    await readBlocks();
     return {
       cutSlot,
       healSlot,
@@ -164,7 +185,7 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
       finalized: {atCut, duringCut, afterHeal, atEnd},
       heads,
       flap,
-      observed: {...watch.observed, blocksRead},
+      observed: {...watch.observed, blocksRead: blocks.read, blocksWithoutState: blocks.stateless},
       problems: [...problems, ...finality.problems, ...watch.problems],
     };
   } finally {

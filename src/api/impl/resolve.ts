@@ -1,6 +1,6 @@
 import {type CachedBeaconStateAllForks, computeEpochAtSlot, computeStartSlotAtEpoch} from "@lodestar/state-transition";
 import type {Root, SignedBeaconBlock, phase0} from "@lodestar/types";
-import {fromHex} from "@lodestar/utils";
+import {byteArrayEquals, fromHex} from "@lodestar/utils";
 import type {IBeaconChain} from "../../chain/interface.ts";
 import {cachedLatestBlockRoot} from "./answerCache.ts";
 import type {BlockId, StateId, ValidatorId} from "../codecs.ts";
@@ -56,7 +56,7 @@ async function findState(chain: IBeaconChain, id: StateId): Promise<{state: Cach
       return {state: await checkpointState(chain, chain.getJustifiedCheckpoint()), canonical: true};
     default: {
       const state = await chain.getStateByStateRoot(fromHex(id));
-      return {state, canonical: state !== null && chain.isCanonical(cachedLatestBlockRoot(state))};
+      return {state, canonical: state !== null && (await onCanonicalChain(chain, cachedLatestBlockRoot(state), state.latestBlockHeader.slot))};
     }
   }
 }
@@ -109,6 +109,17 @@ export function blockRootOf(chain: IBeaconChain, block: SignedBeaconBlock): Root
   return chain.config.getForkTypes(block.message.slot).BeaconBlock.hashTreeRoot(block.message);
 }
 
+/**
+ * Whether the block `root` (at `slot`) is on the canonical chain: fork choice's head descends from
+ * it, or, finalized and gone from fork choice, it is the canonical chain's block at its slot (a
+ * finalized checkpoint of some epochs ago is canonical, not a side branch).
+ */
+export async function onCanonicalChain(chain: IBeaconChain, root: Root, slot: number): Promise<boolean> {
+  if (chain.isCanonical(root)) return true;
+  const canonicalRoot = await chain.getCanonicalBlockRootAtSlot(slot);
+  return canonicalRoot !== null && byteArrayEquals(canonicalRoot, root);
+}
+
 /** The root of the block `id` names (not yet known to exist when `id` is a root), or null. */
 async function findBlockRoot(chain: IBeaconChain, id: BlockId): Promise<Root | null> {
   if (typeof id === "number") return chain.getCanonicalBlockRootAtSlot(id);
@@ -136,7 +147,7 @@ export async function resolveStoredBlock(chain: IBeaconChain, id: BlockId): Prom
   const bytes = root && (await chain.getBlockBytesByRoot(root));
   if (!root || !bytes) throw notFound("Block not found");
   const stored = new StoredBlock(bytes, chain.config);
-  const canonical = typeof id === "string" && id.startsWith("0x") ? chain.isCanonical(root) : true;
+  const canonical = typeof id === "string" && id.startsWith("0x") ? await onCanonicalChain(chain, root, stored.slot) : true;
   return {stored, root, canonical, executionOptimistic: chain.isOptimistic(root), finalized: canonical && isFinalizedSlot(chain, stored.slot)};
 }
 
@@ -145,7 +156,7 @@ export async function resolveBlock(chain: IBeaconChain, id: BlockId): Promise<Re
   if (!found.block) throw notFound("Block not found");
   const root = found.root ?? blockRootOf(chain, found.block);
   // ids by name or slot walk the canonical chain; a root may name a block on a side branch
-  const canonical = typeof id === "string" && id.startsWith("0x") ? chain.isCanonical(root) : true;
+  const canonical = typeof id === "string" && id.startsWith("0x") ? await onCanonicalChain(chain, root, found.block.message.slot) : true;
   return {block: found.block, root, canonical, executionOptimistic: chain.isOptimistic(root), finalized: canonical && isFinalizedSlot(chain, found.block.message.slot)};
 }
 

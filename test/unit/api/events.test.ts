@@ -9,6 +9,7 @@ import {readFileSync} from "node:fs";
 import {fileURLToPath} from "node:url";
 import {parse as parseYaml} from "yaml";
 import {createApiClient, httpTransport} from "../../../src/api/client.ts";
+import {createValidatorBeaconApi} from "../../../src/api/validatorApi.ts";
 import {eventStreamLimits} from "../../../src/api/server/eventStream.ts";
 import {createApp, inProcessTransport, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
 import {SseParser, type SseMessage} from "../../../src/api/sse.ts";
@@ -295,5 +296,24 @@ describe("GET /eth/v1/events", () => {
     expect(received[1].data).toMatchObject({version: "fulu", data: {proposerIndex: 5, proposalSlot: 9, parentBlockNumber: 8}});
     await until(() => listenerTotal() === 0, "the listeners to go");
     await expect(api.request("eventstream", {topics: []})).rejects.toMatchObject({status: 400});
+  });
+
+  it.each(["in-process", "http"])("the validator client's head events (%s) end when its signal aborts, while no event comes", async (kind) => {
+    const transport = kind === "http" ? httpTransport(`http://127.0.0.1:${server.port}`) : inProcessTransport(t.ctx);
+    const abort = new AbortController();
+    const heads = await createValidatorBeaconApi(createApiClient(transport)).headEvents(abort.signal);
+    await until(() => listenerTotal() === 1, "the subscription");
+    const head = {slot: 9, block: root(1), state: root(2), epochTransition: false, previousDutyDependentRoot: root(3), currentDutyDependentRoot: root(4)};
+    t.chain.emitter.emit("head", head);
+    const received: unknown[] = [];
+    // the reader waits for a second event that never comes, until the signal aborts
+    const reading = (async () => {
+      for await (const event of heads) received.push(event);
+    })();
+    await until(() => received.length === 1, "the head event");
+    expect(received[0]).toMatchObject({slot: 9, previousDutyDependentRoot: root(3), currentDutyDependentRoot: root(4)});
+    abort.abort();
+    await reading;
+    await until(() => listenerTotal() === 0, "the listeners to go");
   });
 });

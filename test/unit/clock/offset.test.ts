@@ -74,6 +74,30 @@ describe("clock offset from peers' gossip", () => {
     expect(m.verdict()).toMatchObject({off: false});
   });
 
+  it("a node whose own event loop is late times every message late by as much: its own delay is not taken for a clock ahead", () => {
+    // starved of CPU, the node runs its slot ticks, and its gossip handlers, 2-3 s late
+    const lateBy = (slot: number) => 2000 + (slot % 4) * 250;
+    const starved = monitor();
+    for (let slot = 100; slot < 108; slot++) {
+      starved.recordTick(slot, lateBy(slot));
+      for (const peer of ["a", "b"]) starved.record(peer, slot, lateBy(slot) + 60);
+    }
+    expect(starved.verdict()).toEqual({offsetMs: 60, off: false, peers: 2});
+    // a message handled in the same late turn of the loop as the tick, before it, is not taken for one sent before the slot
+    const sameTurn = monitor();
+    for (let slot = 100; slot < 108; slot++) {
+      sameTurn.recordTick(slot, 2500);
+      for (const peer of ["a", "b"]) sameTurn.record(peer, slot, 2400);
+    }
+    expect(sameTurn.verdict()).toEqual({offsetMs: 0, off: false, peers: 2});
+    // a clock 3 s ahead ticks on time by itself: still found
+    const ahead = monitor();
+    for (let slot = 100; slot < 108; slot++) ahead.recordTick(slot, 5);
+    feed(ahead, ["a", "b"], () => 3000);
+    expect(ahead.verdict()).toMatchObject({off: true});
+    expect(ahead.verdict()!.offsetMs).toBeGreaterThan(2900);
+  });
+
   it("median: of two middle values, the one nearer zero", () => {
     expect(median([5, 1, 3])).toBe(3);
     expect(median([-3000, 50])).toBe(0);

@@ -7,7 +7,7 @@ import {ssz} from "@lodestar/types";
 import type {BeaconBlock, SignedAggregateAndProof, SignedBeaconBlock, altair, electra, phase0} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import {devChainConfig, type DevFork} from "../../../src/config/chainConfig.ts";
-import type {AttesterDuty, ValidatorBeaconApi} from "../../../src/validator/beaconApi.ts";
+import type {AttesterDuty, HeadEvent, ValidatorBeaconApi} from "../../../src/validator/beaconApi.ts";
 
 export const VALIDATORS = 8;
 export const keys = Array.from({length: VALIDATORS}, (_, i) => interopSecretKey(i));
@@ -135,6 +135,44 @@ export class FakeBeaconApi implements ValidatorBeaconApi {
   }
   async prepareBeaconProposer(registrations: {validatorIndex: number; feeRecipient: Uint8Array}[]) {
     this.proposerPreparations.push(...registrations);
+  }
+
+  /** the head event streams open now: each a queue of events not read yet, and the wake-up of a read waiting for one */
+  private readonly headStreams = new Set<{queue: HeadEvent[]; wake: () => void; ended: boolean}>();
+  /** head event streams opened so far */
+  headSubscriptions = 0;
+  async headEvents(signal: AbortSignal): Promise<AsyncIterable<HeadEvent>> {
+    this.headSubscriptions++;
+    const stream = {queue: [] as HeadEvent[], wake: () => {}, ended: false};
+    this.headStreams.add(stream);
+    const streams = this.headStreams;
+    signal.addEventListener("abort", () => stream.wake(), {once: true});
+    return (async function* () {
+      try {
+        while (!signal.aborted && !stream.ended) {
+          const event = stream.queue.shift();
+          if (event) yield event;
+          else await new Promise<void>((resolve) => (stream.wake = resolve));
+        }
+      } finally {
+        streams.delete(stream);
+      }
+    })();
+  }
+  /** Sends a head event to every open stream. */
+  pushHead(event: HeadEvent): void {
+    for (const stream of this.headStreams) {
+      stream.queue.push(event);
+      stream.wake();
+    }
+  }
+  /** Ends every open stream (the node restarted). */
+  endHeadStreams(): void {
+    for (const stream of this.headStreams) {
+      this.headStreams.delete(stream);
+      stream.ended = true;
+      stream.wake();
+    }
   }
 
   /** Whether validator `i` signed `value` under `domainType` at `epoch`'s fork. */

@@ -115,6 +115,7 @@ export async function startManualDuties(opts: {api: FakeBeaconApi; dir: string; 
     async stop() {
       if (stopped) return;
       stopped = true;
+      loop.stop();
       await loop.settle(5000);
       keys.releaseLocks();
       await protection.close();

@@ -2,6 +2,7 @@ import {ForkSeq, NUMBER_OF_COLUMNS} from "@lodestar/params";
 import {computeEpochAtSlot, computeStartSlotAtEpoch, getBlockHeaderProposerSignatureSetByHeaderSlot} from "@lodestar/state-transition";
 import {ssz, type BeaconBlock, type deneb, type fulu, type phase0} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
+import {ColumnProofBatch} from "../../../chain/blobs/columnProofBatch.ts";
 import {blobInclusionProofIsValid, blobSidecarsKzgValid, columnInclusionProofIsValid, columnSidecarsKzgValid} from "../../../chain/blobs/sidecars.ts";
 import {subnetCount} from "../topics.ts";
 import {latestCurrentSlot} from "./timing.ts";
@@ -140,6 +141,8 @@ export function createDataColumnSidecarValidator(deps: GossipValidatorDeps): Gos
   const {config, chain} = deps;
   const seen = new SeenBySlot(MAX_SEEN_SIDECAR_SLOTS);
   const verified = new VerifiedHeaders();
+  // a block's columns arrive together: their cell proofs are checked as one batch
+  const proofs = new ColumnProofBatch();
   return async (topic, message) => {
     const sidecar = message as fulu.DataColumnSidecar;
     const header = sidecar.signedBlockHeader.message;
@@ -159,7 +162,7 @@ export function createDataColumnSidecarValidator(deps: GossipValidatorDeps): Gos
     if (headerRule?.parentUnknown) return parkForBlock(headerRule, () => columnInclusionProofIsValid(config, sidecar) && columnSidecarsKzgValid([sidecar]), () => chain.dataAvailability.addColumnSidecars([sidecar]));
     if (headerRule) return headerRule;
     if (!columnInclusionProofIsValid(config, sidecar)) return reject("invalid KZG commitments inclusion proof");
-    if (!columnSidecarsKzgValid([sidecar])) return reject(`invalid KZG cell proofs in column ${sidecar.index}`);
+    if (!(await proofs.isValid(sidecar))) return reject(`invalid KZG cell proofs in column ${sidecar.index}`);
     if (!seen.add(header.slot, seenKey)) return ignore(`column ${sidecar.index} of proposer ${header.proposerIndex} at slot ${header.slot} was seen already`);
     seen.prune(computeStartSlotAtEpoch(chain.forkChoice.getFinalizedCheckpoint().epoch));
     chain.dataAvailability.addColumnSidecars([sidecar]);
