@@ -40,6 +40,8 @@ export interface GossipRouterDeps {
   /** a block or attestation of `slot` from `from` decoded, as it arrived: the clock's watch times it, and counts it once it is not rejected */
   onArrival?(slot: number, from: string): () => void;
   metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished"> & Partial<Pick<NodeMetrics, "gossipValidation" | "gossipOverloaded">>;
+  /** the clock validations are timed by, in ms (performance.now by default) */
+  now?: () => number;
 }
 
 /**
@@ -166,7 +168,8 @@ export class GossipRouter {
   }
 
   private async validate({msgId, msg, propagationSource}: GossipsubMessage): Promise<void> {
-    const arrived = performance.now();
+    const now = this.deps.now ?? (() => performance.now());
+    const arrived = now();
     const from = propagationSource.toString();
     const topic = parseTopic(this.deps.config, msg.topic);
     const metrics = this.deps.metrics;
@@ -182,7 +185,7 @@ export class GossipRouter {
       return report(TopicValidatorResult.Ignore);
     }
     const reportValidated = (result: TopicValidatorResult) => {
-      metrics?.gossipValidation?.observe({type: topic.type}, (performance.now() - arrived) / 1000);
+      metrics?.gossipValidation?.observe({type: topic.type}, (now() - arrived) / 1000);
       report(result);
     };
     this.inFlight++;

@@ -18,7 +18,7 @@ describe("gossip message counts", () => {
   const boundary = config.getForkBoundaryAtEpoch(0);
 
   /** A router on a stand-in gossipsub: `send` delivers a message as gossipsub does, `results` are the verdicts reported back. */
-  function routerWith(metrics: GossipRouterDeps["metrics"], validators: GossipRouterDeps["validators"]) {
+  function routerWith(metrics: GossipRouterDeps["metrics"], validators: GossipRouterDeps["validators"], now?: () => number) {
     const results: string[] = [];
     const gossipsub = Object.assign(new EventTarget(), {
       subscribe: () => undefined,
@@ -26,6 +26,7 @@ describe("gossip message counts", () => {
       reportMessageValidationResult: (_id: string, _from: string, result: string) => void results.push(result),
     });
     const router = new GossipRouter({
+      now,
       gossipsub: gossipsub as unknown as GossipSub,
       config,
       currentEpoch: () => 0,
@@ -74,24 +75,27 @@ describe("gossip message counts", () => {
     // every block waits in validation until the gate opens
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const {router, results, send} = routerWith(metrics, {beacon_block: async () => (await gate, {result: "ACCEPT", reason: ""})});
+    // the router's clock is the test's: the blocks wait in validation 100 ms of it
+    let clockMs = 0;
+    const {router, results, send} = routerWith(metrics, {beacon_block: async () => (await gate, {result: "ACCEPT", reason: ""})}, () => clockMs);
     const topic = stringifyTopic(config, {type: "beacon_block", boundary});
     const type = sszTypesFor(boundary.fork).SignedBeaconBlock;
     const block = type.serialize(type.defaultValue());
     for (let i = 0; i < 1030; i++) send(topic, block);
     // the six past 1,024 in flight are ignored at once, without validation
     expect(results).toEqual(Array(6).fill(TopicValidatorResult.Ignore));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    clockMs += 100;
     open();
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    while (results.length < 1030) await new Promise((resolve) => setImmediate(resolve));
     router.stop();
 
     expect(results.filter((r) => r === TopicValidatorResult.Accept)).toHaveLength(1024);
     const e = parseExposition(await registry.metrics());
     expect(sampleValue(e, "overloaded_total", {type: "beacon_block"})).toBe(6);
     expect(sampleValue(e, "received_total", {type: "beacon_block", result: "ignore"})).toBe(6);
-    // only the validated ones are timed, each from its arrival: all waited the 100 ms gate
+    // only the validated ones are timed, each from its arrival: all waited the 100 ms gate, by the router's clock
     expect(sampleValue(e, "validation_seconds_count", {type: "beacon_block"})).toBe(1024);
     expect(sampleValue(e, "validation_seconds_bucket", {type: "beacon_block", le: "0.05"})).toBe(0);
+    expect(sampleValue(e, "validation_seconds_sum", {type: "beacon_block"})).toBeCloseTo(1024 * 0.1, 6);
   });
 });

@@ -75,8 +75,13 @@ async function setup(ids = [1, 2]) {
   return {fakes, nodes, lines, metric, answeredBy, start, check: () => nodes.check(SLOT_MS), clock, timeouts};
 }
 
+/** Lets the event loop turn `n` times: what is due without the clock moving has happened by then. */
+async function loopTurns(n = 5): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
+
 async function waitUntil(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await new Promise((r) => setTimeout(r, 10));
+  while (!(await condition())) await loopTurns(1);
 }
 
 /** A promise and whether it has settled yet. */
@@ -162,7 +167,7 @@ describe("several beacon nodes", () => {
       await waitUntil(() => a.hanging.length === i + 1);
       // the short timeout, not the long one (two slots at least): nothing before a quarter of a slot, b at once after it
       timeouts.advance(SLOT_MS / 4 - 1);
-      await new Promise((r) => setTimeout(r, 20));
+      await loopTurns();
       expect(answer.settled()).toBe(false);
       timeouts.advance(1);
       expect(await answer.promise).toBe(b);
@@ -176,7 +181,7 @@ describe("several beacon nodes", () => {
     const checking = watched(check());
     await waitUntil(() => a.hanging.length === 3);
     timeouts.advance(SLOT_MS - 1);
-    await new Promise((r) => setTimeout(r, 20));
+    await loopTurns();
     expect(checking.settled()).toBe(false);
     expect(nodes.order()).toEqual([a.url, b.url]);
     timeouts.advance(1);
