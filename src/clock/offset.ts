@@ -18,6 +18,12 @@
  * slots of the earliest message it delivered for each, and the node's estimate is the median
  * of the peers' estimates (of the two middle ones, the one nearer zero: a split network says
  * nothing). A message for a slot is counted once, from the peer that delivered it first.
+ *
+ * Only one direction is certain. Messages cannot arrive before they are sent: a slot's first
+ * messages arriving well before the slot starts mean this clock is behind. Messages arriving
+ * late mean this clock is ahead, or the network and its peers are slow (peers starved of CPU
+ * propose and attest late): from here the two look alike. So a late estimate is `late`, and
+ * `off` (the validators stop) only past what no network delay explains: an epoch.
  */
 
 /** Slots a peer's estimate looks back over. */
@@ -33,8 +39,10 @@ export interface ClockOffsetVerdict {
    * when peers' earliest messages of a slot reach the node, in ms from the slot's start by its clock.
    */
   offsetMs: number;
-  /** whether that is more than the network explains: before the slot's start by more than the tolerance, or after the latest send time by more */
+  /** certainly off: before the slot's start by more than the tolerance (this clock is behind), or after it by more than an epoch (ahead) */
   off: boolean;
+  /** later than honest peers send, by more than the tolerance: this clock ahead, or the network and its peers slow */
+  late: boolean;
   /** peers whose estimates were taken */
   peers: number;
 }
@@ -44,6 +52,8 @@ export interface ClockOffsetOptions {
   toleranceMs: number;
   /** the latest a slot's first messages may arrive after the slot's start on a right clock (the node takes the aggregation deadline), in ms */
   latestSendMs: number;
+  /** how late a slot's first messages may reach the node before only a clock ahead explains it (the node takes an epoch), in ms */
+  certainlyAheadMs: number;
 }
 
 export class ClockOffsetMonitor {
@@ -106,8 +116,13 @@ export class ClockOffsetMonitor {
     }
     if (estimates.length === 0) return null;
     const offsetMs = median(estimates);
-    const {toleranceMs, latestSendMs} = this.opts;
-    return {offsetMs: Math.round(offsetMs), off: offsetMs < -toleranceMs || offsetMs > latestSendMs + toleranceMs, peers: estimates.length};
+    const {toleranceMs, latestSendMs, certainlyAheadMs} = this.opts;
+    return {
+      offsetMs: Math.round(offsetMs),
+      off: offsetMs < -toleranceMs || offsetMs > certainlyAheadMs,
+      late: offsetMs > latestSendMs + toleranceMs,
+      peers: estimates.length,
+    };
   }
 }
 

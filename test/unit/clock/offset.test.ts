@@ -1,8 +1,8 @@
 import {describe, expect, it} from "@jest/globals";
 import {ClockOffsetMonitor, MIN_PEER_SLOTS, OFFSET_WINDOW_SLOTS, median} from "../../../src/clock/offset.ts";
 
-/** 1-second slots: the attestation deadline at 333 ms, MAXIMUM_GOSSIP_CLOCK_DISPARITY 500 ms. */
-const monitor = () => new ClockOffsetMonitor({toleranceMs: 500, latestSendMs: 333});
+/** 1-second slots: the attestation deadline at 333 ms, MAXIMUM_GOSSIP_CLOCK_DISPARITY 500 ms, an epoch of 8 s. */
+const monitor = () => new ClockOffsetMonitor({toleranceMs: 500, latestSendMs: 333, certainlyAheadMs: 8000});
 
 /** Each peer delivers, for each of `slots` slots, a block at `blockMs` and an attestation later. */
 function feed(m: ClockOffsetMonitor, peers: string[], offsetMs: (peer: string) => number, slots = 8, from = 100): void {
@@ -28,28 +28,32 @@ describe("clock offset from peers' gossip", () => {
     feed(m, ["a", "b", "c"], () => 0);
     // stragglers of old slots arrive much later: the slot's earliest message counts
     for (let slot = 100; slot < 108; slot++) m.record("a", slot, 5000);
-    expect(m.verdict()).toEqual({offsetMs: 50, off: false, peers: 3});
+    expect(m.verdict()).toEqual({offsetMs: 50, off: false, late: false, peers: 3});
   });
 
-  it("finds a clock ahead (messages arrive late) or behind (messages arrive before their slot)", () => {
-    const ahead = monitor();
-    feed(ahead, ["a", "b"], () => 3000);
-    expect(ahead.verdict()).toMatchObject({off: true, peers: 2});
-    expect(ahead.verdict()!.offsetMs).toBeGreaterThanOrEqual(3000);
-    expect(ahead.verdict()!.offsetMs).toBeLessThan(3100);
+  it("a clock behind is certain (messages arrive before their slot); messages 3 s late are only late (a clock ahead, or a slow network); an epoch late, certain", () => {
     const behind = monitor();
     feed(behind, ["a", "b"], () => -3000);
     expect(behind.verdict()!.offsetMs).toBeLessThan(-2900);
-    expect(behind.verdict()!.off).toBe(true);
+    expect(behind.verdict()).toMatchObject({off: true, late: false});
+    const late = monitor();
+    feed(late, ["a", "b"], () => 3000);
+    expect(late.verdict()).toMatchObject({off: false, late: true, peers: 2});
+    expect(late.verdict()!.offsetMs).toBeGreaterThanOrEqual(3000);
+    expect(late.verdict()!.offsetMs).toBeLessThan(3100);
+    const ahead = monitor();
+    feed(ahead, ["a", "b"], () => 9000);
+    expect(ahead.verdict()).toMatchObject({off: true, late: true});
   });
 
-  it("the boundaries: before the slot by more than the tolerance, or after the attestation deadline by more", () => {
+  it("the boundaries: off before the slot by more than the tolerance or after it by more than an epoch; late after the attestation deadline by more than the tolerance", () => {
     const at = (ms: number) => {
       const m = monitor();
       for (let slot = 0; slot < MIN_PEER_SLOTS; slot++) m.record("a", slot, ms);
-      return m.verdict()!.off;
+      const {off, late} = m.verdict()!;
+      return off ? "off" : late ? "late" : "right";
     };
-    expect([at(-501), at(-500), at(833), at(834)]).toEqual([true, false, false, true]);
+    expect([at(-501), at(-500), at(833), at(834), at(8000), at(8001)]).toEqual(["off", "right", "right", "late", "late", "off"]);
   });
 
   it("a minority of wrong or hostile peers moves nothing; two peers that disagree say nothing", () => {
@@ -68,7 +72,7 @@ describe("clock offset from peers' gossip", () => {
 
   it("clears once the clock is right again, within a window of slots", () => {
     const m = monitor();
-    feed(m, ["a", "b"], () => 3000, OFFSET_WINDOW_SLOTS, 100);
+    feed(m, ["a", "b"], () => -3000, OFFSET_WINDOW_SLOTS, 100);
     expect(m.verdict()!.off).toBe(true);
     feed(m, ["a", "b"], () => 0, OFFSET_WINDOW_SLOTS / 2 + 1, 100 + OFFSET_WINDOW_SLOTS);
     expect(m.verdict()).toMatchObject({off: false});
@@ -82,19 +86,19 @@ describe("clock offset from peers' gossip", () => {
       starved.recordTick(slot, lateBy(slot));
       for (const peer of ["a", "b"]) starved.record(peer, slot, lateBy(slot) + 60);
     }
-    expect(starved.verdict()).toEqual({offsetMs: 60, off: false, peers: 2});
+    expect(starved.verdict()).toEqual({offsetMs: 60, off: false, late: false, peers: 2});
     // a message handled in the same late turn of the loop as the tick, before it, is not taken for one sent before the slot
     const sameTurn = monitor();
     for (let slot = 100; slot < 108; slot++) {
       sameTurn.recordTick(slot, 2500);
       for (const peer of ["a", "b"]) sameTurn.record(peer, slot, 2400);
     }
-    expect(sameTurn.verdict()).toEqual({offsetMs: 0, off: false, peers: 2});
-    // a clock 3 s ahead ticks on time by itself: still found
+    expect(sameTurn.verdict()).toEqual({offsetMs: 0, off: false, late: false, peers: 2});
+    // a clock 3 s ahead ticks on time by itself: its peers' messages still read as late
     const ahead = monitor();
     for (let slot = 100; slot < 108; slot++) ahead.recordTick(slot, 5);
     feed(ahead, ["a", "b"], () => 3000);
-    expect(ahead.verdict()).toMatchObject({off: true});
+    expect(ahead.verdict()).toMatchObject({late: true});
     expect(ahead.verdict()!.offsetMs).toBeGreaterThan(2900);
   });
 

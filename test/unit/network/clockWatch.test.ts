@@ -22,7 +22,7 @@ function nodeClock(arrivalMs: () => number) {
 }
 
 describe("clock watch", () => {
-  it("says once that the clock is off, with the measured offset, and once that it is right again; the gauge follows", () => {
+  it("says each change once, with the measured offset: late (validators go on), right, off (they stop), right; the gauge follows", () => {
     const lines: {level: number; msg: string; offsetMs?: number}[] = [];
     initLogging({
       directive: parseLogDirective("INFO"),
@@ -49,25 +49,37 @@ describe("clock watch", () => {
         clock.tick(watch, slot + 1);
       }
     };
+    // 3 s late: this clock ahead, or the network slow; the validators go on
     run(10, 20);
-    expect(watch.verdict()).toEqual({offsetMs: 3060, off: true, peers: 2});
+    expect(watch.verdict()).toEqual({offsetMs: 3060, off: false, late: true, peers: 2});
     expect(gauge).toBeCloseTo(3.06);
     offset = 0;
     run(20, 60);
-    expect(watch.verdict()).toEqual({offsetMs: 60, off: false, peers: 2});
+    expect(watch.verdict()).toEqual({offsetMs: 60, off: false, late: false, peers: 2});
     expect(gauge).toBeCloseTo(0.06);
-    const said = lines.filter((l) => l.msg.startsWith("the clock"));
+    // messages before their slot: this clock is behind, certainly; the validators stop
+    offset = -3000;
+    run(60, 100);
+    expect(watch.verdict()).toEqual({offsetMs: -2940, off: true, late: false, peers: 2});
+    offset = 0;
+    run(100, 140);
+    const said = lines.filter((l) => /^(the clock|messages from peers)/.test(l.msg));
     expect(said.map((l) => [l.level, l.offsetMs])).toEqual([
       [40, 3060],
       [30, 60],
+      [40, -2940],
+      [30, 60],
     ]);
-    expect(said[0].msg).toMatch(/3060 ms after their slot starts/);
+    expect(said[0].msg).toMatch(/^messages from peers come late: .*3060 ms after their slot starts.*go on signing/);
+    expect(said[1].msg).toBe("the clock agrees with the network's again");
+    expect(said[2].msg).toMatch(/^the clock is off from the network's: .*2940 ms before their slot starts.*sign nothing/);
+    expect(said[3].msg).toBe("the clock agrees with the network's again: the node's validators sign again");
   });
 
   it("a verdict stands only while peers' messages come: a network that fell silent does not stay silent", () => {
     const config = createBeaconConfig(devChainConfig({secondsPerSlot: 1, genesisFork: "phase0", forkEpochs: {}}), new Uint8Array(32));
-    // every peer late by 3 s (all starved, or this clock ahead): off, and the validators stop
-    const clock = nodeClock(() => 3060);
+    // every peer's messages 3 s before their slot: this clock is behind, and the validators stop
+    const clock = nodeClock(() => -2940);
     const watch = new ClockWatch({config, msIntoSlot: clock.msIntoSlot});
     for (let slot = 10; slot < 20; slot++) {
       watch.onArrival("a", slot)();
@@ -81,7 +93,7 @@ describe("clock watch", () => {
     expect(watch.verdict()).toBeNull();
   });
 
-  it("on 1-second slots: off past 500 ms before the slot's start or 500 ms after the aggregation deadline (667 ms)", () => {
+  it("on 1-second slots: off past 500 ms before the slot's start or an epoch (8 s) after it; late past 500 ms after the aggregation deadline (667 ms)", () => {
     const config = createBeaconConfig(devChainConfig({secondsPerSlot: 1, genesisFork: "phase0", forkEpochs: {}}), new Uint8Array(32));
     const offAt = (ms: number) => {
       const clock = nodeClock(() => ms);
@@ -90,8 +102,9 @@ describe("clock watch", () => {
         watch.onArrival("a", slot)();
         clock.tick(watch, slot + 1);
       }
-      return watch.verdict()!.off;
+      const {off, late} = watch.verdict()!;
+      return off ? "off" : late ? "late" : "right";
     };
-    expect([offAt(-501), offAt(-500), offAt(1166), offAt(1168)]).toEqual([true, false, false, true]);
+    expect([offAt(-501), offAt(-500), offAt(1166), offAt(1168), offAt(8000), offAt(8001)]).toEqual(["off", "right", "right", "late", "late", "off"]);
   });
 });
