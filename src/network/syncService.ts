@@ -79,6 +79,7 @@ export async function createSync(deps: SyncDeps): Promise<SyncServices> {
     report: (peer, action, reason) => peers.report(peer, action, reason),
     // a branch longer than lookups by root follow, though perhaps no higher than ours (a healed split)
     tooFarBehind: () => rangeSync.onUnknownBranch(),
+    fetchSidecars: (peer, ancestors) => sidecarSync.fetchByRoot(peer, ancestors),
   });
 
   return {

@@ -87,6 +87,32 @@ export class SidecarSync {
     }
   }
 
+  /**
+   * The sidecars of blocks fetched by root (a gossip block's unknown ancestors): they were
+   * gossiped while we were not listening, so they are asked for at once rather than waited for,
+   * all the blocks' in one request per peer, `peer` (the one that served the blocks) first.
+   */
+  async fetchByRoot(peer: string, blocks: SignedBeaconBlock[]): Promise<void> {
+    let needing = blocks.map((block) => this.withRoot(block)).filter((b) => this.deps.dataAvailability.missing(b.block, b.rootHex));
+    for (const from of [peer, ...this.deps.peers().filter((p) => p !== peer)]) {
+      if (needing.length === 0) return;
+      const blobIds: deneb.BlobIdentifier[] = [];
+      const columnIds: fulu.DataColumnsByRootIdentifier[] = [];
+      for (const b of needing) {
+        const missing = this.deps.dataAvailability.missing(b.block, b.rootHex)!;
+        if (missing.kind === "blobs") for (const index of missing.indices) blobIds.push({blockRoot: b.root, index});
+        else columnIds.push({blockRoot: b.root, columns: missing.indices});
+      }
+      try {
+        if (blobIds.length > 0) this.acceptBlobs(from, needing, await this.deps.blobSidecarsByRoot(from, blobIds));
+        if (columnIds.length > 0) this.acceptColumns(from, needing, await this.deps.dataColumnSidecarsByRoot(from, columnIds));
+      } catch (e) {
+        log.debug({peer: from, blocks: needing.length, err: (e as Error).message}, "sidecars by root failed");
+      }
+      needing = needing.filter((b) => this.deps.dataAvailability.missing(b.block, b.rootHex));
+    }
+  }
+
   private withRoot(block: SignedBeaconBlock): BlockWithRoot {
     const root = this.deps.config.getForkTypes(block.message.slot).BeaconBlock.hashTreeRoot(block.message);
     return {block, root, rootHex: toRootHex(root)};

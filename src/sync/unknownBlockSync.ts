@@ -28,6 +28,11 @@ export interface UnknownBlockSyncDeps {
   report(peer: string, action: PeerAction, reason: string): void;
   /** the unknown ancestors go back further than MAX_ANCESTORS: range sync's job */
   tooFarBehind?(peer: string): void;
+  /**
+   * Fetches the sidecars of the ancestors from peers (`peer` first). They were gossiped before we
+   * knew them and will not come again: imported without, each would wait for them first.
+   */
+  fetchSidecars?(peer: string, ancestors: SignedBeaconBlock[]): Promise<void>;
 }
 
 /**
@@ -68,6 +73,7 @@ export class UnknownBlockSync {
       }
       chain.unshift(parent);
     }
+    if (chain.length > 1) await this.deps.fetchSidecars?.(peer, chain.slice(0, -1));
     for (const b of chain) {
       try {
         await this.deps.chain.importBlock(b);

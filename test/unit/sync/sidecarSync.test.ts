@@ -101,5 +101,27 @@ describe("sidecar sync: data columns (fulu)", () => {
     const imported = await env.chain.importBlock(block);
     expect((await env.chain.getDataColumnSidecars(imported.blockRoot)).map((c) => c.index)).toEqual([3, 64, 100]);
   });
+
+  it("a lookup's blocks by root: every block's missing columns in one request per peer, the serving peer first, until none is missing", async () => {
+    env.chain.dataAvailability.setSamplingColumns([5, 70]);
+    // two blocks on the head, at slots 3 and 4, neither imported: as a lookup fetches a branch's blocks
+    env.setTime(4, 100);
+    const made = await Promise.all([3, 4].map((slot) => env.produceBlockContents(slot)));
+    const columnsOf = made.map(({block, blobsBundle}) => buildDataColumnSidecars(env.config, block, blobsBundle.blobs, blobsBundle.proofs));
+    const roots = made.map(({block}) => toRootHex(env.config.getForkTypes(block.message.slot).BeaconBlock.hashTreeRoot(block.message)));
+    const asked: string[] = [];
+    const sync = syncWith(env, {
+      dataColumnSidecarsByRoot: async (peer, ids) => {
+        asked.push(`${peer}: ${ids.map((id) => `${roots.indexOf(toRootHex(id.blockRoot))}/${id.columns.join(",")}`).join(" ")}`);
+        // "good" served the blocks and has block 0's columns; "bad" has only block 1's column 70
+        if (peer === "good") return ids.filter((id) => toRootHex(id.blockRoot) === roots[0]).flatMap((id) => id.columns.map((c) => columnsOf[0][c]));
+        return [columnsOf[1][70]];
+      },
+    }, []);
+    await sync.fetchByRoot("good", made.map(({block}) => block));
+    expect(asked).toEqual(["good: 0/5,70 1/5,70", "bad: 1/5,70"]);
+    expect(env.chain.dataAvailability.missing(made[0].block, roots[0])).toBeNull();
+    expect(env.chain.dataAvailability.missing(made[1].block, roots[1])).toEqual({kind: "columns", indices: [5]});
+  });
 });
 

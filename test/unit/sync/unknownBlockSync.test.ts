@@ -34,6 +34,8 @@ function syncWith(answer: Answer) {
   const imported: number[] = [];
   const reports: {peer: string; action: PeerAction; reason: string}[] = [];
   const handedToRangeSync: string[] = [];
+  /** the sidecar fetches asked for, each as "peer: slots", and the imports done by then */
+  const sidecarFetches: string[] = [];
   let onReport: () => void = () => undefined;
   const sync = new UnknownBlockSync({
     chain: {
@@ -54,9 +56,10 @@ function syncWith(answer: Answer) {
       onReport();
     },
     tooFarBehind: (peer) => void handedToRangeSync.push(peer),
+    fetchSidecars: async (peer, ancestors) => void sidecarFetches.push(`${peer}: ${ancestors.map((b) => b.message.slot).join(",")} (${imported.length} imported)`),
   });
   const reported = new Promise<void>((resolve) => (onReport = resolve));
-  return {sync, requests, imported, reports, reported, handedToRangeSync};
+  return {sync, requests, imported, reports, reported, handedToRangeSync, sidecarFetches};
 }
 
 /** Resolves once the target's head is `block`. */
@@ -78,12 +81,14 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 // The cases share one target chain and run in order: 1..3 imported first, then blocks on top of slot 3.
 describe("UnknownBlockSync over a real chain", () => {
-  it("fetches a block's two unknown ancestors by root from its peer and imports all three in order", async () => {
-    const {sync, requests, imported, reports} = syncWith(honest);
+  it("fetches a block's two unknown ancestors by root from its peer, their sidecars from peers at once, and imports all three in order", async () => {
+    const {sync, requests, imported, reports, sidecarFetches} = syncWith(honest);
     const head = headBecomes(bySlot(3));
     sync.onUnknownParent(bySlot(3), "peer");
     await within(head, 10_000, "block 3 as head");
     expect(requests).toEqual([[toRootHex(rootOf(bySlot(2)))], [toRootHex(rootOf(bySlot(1)))]]);
+    // the gossip block's own sidecars come by gossip: only the ancestors', before any import
+    expect(sidecarFetches).toEqual(["peer: 1,2 (0 imported)"]);
     expect(imported).toEqual([1, 2, 3]);
     expect(reports).toEqual([]);
   });
