@@ -51,14 +51,20 @@ export class FinalityLog {
   }
 }
 
-/** Each node's head and finality, one REST call each. */
+/**
+ * Each node's head and finality. The finalized checkpoint that must never go back is the node's
+ * own (its fork choice store's, from the fork-choice dump), not its head state's: by the spec's
+ * fork choice a head may be a block whose state has not yet processed the latest finality (a
+ * node cut off on a branch of its own, whose blocks descend from the finalized block).
+ */
 export async function sampleNodes(urls: string[], finality: FinalityLog): Promise<Array<{slot: number; root: string; finalized: number; justified: number}>> {
   return Promise.all(
     urls.map(async (url, i) => {
-      const [head, fc] = await Promise.all([restJson(url, "/eth/v1/beacon/headers/head"), restJson(url, "/eth/v1/beacon/states/head/finality_checkpoints")]);
-      const finalized = fc.data.finalized as {epoch: string; root: string};
+      const [head, store] = await Promise.all([restJson(url, "/eth/v1/beacon/headers/head"), restJson(url, "/eth/v1/debug/fork_choice")]);
+      const finalized = store.finalized_checkpoint as {epoch: string; root: string};
+      const justified = store.justified_checkpoint as {epoch: string; root: string};
       finality.record(i, Number(finalized.epoch), finalized.root);
-      return {slot: Number(head.data.header.message.slot), root: head.data.root as string, finalized: Number(finalized.epoch), justified: Number(fc.data.current_justified.epoch)};
+      return {slot: Number(head.data.header.message.slot), root: head.data.root as string, finalized: Number(finalized.epoch), justified: Number(justified.epoch)};
     })
   );
 }
