@@ -122,7 +122,10 @@ interface TopicScoreInput {
 /**
  * Peer score parameters (gossipsub v1.1): the block, aggregate, attestation subnet, exit and
  * slashing topics of every given boundary are scored, each counter decaying to zero over a few
- * epochs. Mesh delivery penalties start only once the chain is older than their decay window.
+ * epochs. Mesh delivery penalties hold only on the current boundary's topics, once the chain has
+ * been on that boundary for longer than their decay window: the topics of a past or future
+ * boundary carry no messages, and a mesh peer there would be penalized for delivering none (a
+ * devnet's nodes banned each other at the first boundary where the penalties began).
  */
 export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerScoreParams> {
   const {config, currentSlot, activeValidatorCount} = input;
@@ -133,39 +136,48 @@ export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerSco
   const target = decayConvergence(behaviourPenaltyDecay, 10 / SLOTS_PER_EPOCH) - BEHAVIOUR_PENALTY_THRESHOLD;
   const topicScoreCap = MAX_POSITIVE_SCORE * 0.5;
 
-  const topic = (inputs: TopicScoreInput) => topicScoreParams(timing, currentSlot, inputs);
   const committeesPerSlot = computeCommitteeCount(activeValidatorCount);
   const manyBursts = committeesPerSlot >= (2 * ATTESTATION_SUBNET_COUNT) / SLOTS_PER_EPOCH;
-  const byType: Partial<Record<GossipType, TopicScoreParams>> = {
-    voluntary_exit: topic({topicWeight: TOPIC_WEIGHTS.voluntary_exit, expectedMessageRate: 4 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
-    proposer_slashing: topic({topicWeight: TOPIC_WEIGHTS.proposer_slashing, expectedMessageRate: 1 / 5 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
-    attester_slashing: topic({topicWeight: TOPIC_WEIGHTS.attester_slashing, expectedMessageRate: 1 / 5 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
-    beacon_block: topic({
-      topicWeight: TOPIC_WEIGHTS.beacon_block,
-      expectedMessageRate: 1,
-      firstMessageDecayMs: timing.epochMs * 20,
-      mesh: {decaySlots: SLOTS_PER_EPOCH * 5, capFactor: 3, activationMs: timing.epochMs},
-    }),
-    beacon_aggregate_and_proof: topic({
-      topicWeight: TOPIC_WEIGHTS.beacon_aggregate_and_proof,
-      expectedMessageRate: aggregatorsPerSlot(activeValidatorCount),
-      firstMessageDecayMs: timing.epochMs,
-      mesh: {decaySlots: SLOTS_PER_EPOCH * 2, capFactor: 4, activationMs: timing.epochMs},
-    }),
-    beacon_attestation: topic({
-      topicWeight: TOPIC_WEIGHTS.beacon_attestation,
-      expectedMessageRate: activeValidatorCount / ATTESTATION_SUBNET_COUNT / SLOTS_PER_EPOCH,
-      firstMessageDecayMs: manyBursts ? timing.epochMs : timing.epochMs * 4,
-      mesh: {
-        decaySlots: SLOTS_PER_EPOCH * (manyBursts ? 4 : 16),
-        capFactor: 16,
-        activationMs: manyBursts ? slotMs * (SLOTS_PER_EPOCH / 2 + 1) : timing.epochMs,
-      },
-    }),
+  // the boundary whose topics carry the messages now: the last one begun
+  const currentEpoch = Math.floor(currentSlot / SLOTS_PER_EPOCH);
+  const begun = input.boundaries.filter((b) => b.epoch <= currentEpoch);
+  const current = begun.length > 0 ? begun.reduce((a, b) => (b.epoch > a.epoch ? b : a)) : null;
+  /** the topic scores of a boundary on which the chain has been for `slotsOnBoundary` slots (null: not the current boundary) */
+  const byTypeOn = (slotsOnBoundary: number | null): Partial<Record<GossipType, TopicScoreParams>> => {
+    const topic = (inputs: TopicScoreInput) => topicScoreParams(timing, slotsOnBoundary, inputs);
+    return {
+      voluntary_exit: topic({topicWeight: TOPIC_WEIGHTS.voluntary_exit, expectedMessageRate: 4 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
+      proposer_slashing: topic({topicWeight: TOPIC_WEIGHTS.proposer_slashing, expectedMessageRate: 1 / 5 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
+      attester_slashing: topic({topicWeight: TOPIC_WEIGHTS.attester_slashing, expectedMessageRate: 1 / 5 / SLOTS_PER_EPOCH, firstMessageDecayMs: timing.epochMs * 100}),
+      beacon_block: topic({
+        topicWeight: TOPIC_WEIGHTS.beacon_block,
+        expectedMessageRate: 1,
+        firstMessageDecayMs: timing.epochMs * 20,
+        mesh: {decaySlots: SLOTS_PER_EPOCH * 5, capFactor: 3, activationMs: timing.epochMs},
+      }),
+      beacon_aggregate_and_proof: topic({
+        topicWeight: TOPIC_WEIGHTS.beacon_aggregate_and_proof,
+        expectedMessageRate: aggregatorsPerSlot(activeValidatorCount),
+        firstMessageDecayMs: timing.epochMs,
+        mesh: {decaySlots: SLOTS_PER_EPOCH * 2, capFactor: 4, activationMs: timing.epochMs},
+      }),
+      beacon_attestation: topic({
+        topicWeight: TOPIC_WEIGHTS.beacon_attestation,
+        expectedMessageRate: activeValidatorCount / ATTESTATION_SUBNET_COUNT / SLOTS_PER_EPOCH,
+        firstMessageDecayMs: manyBursts ? timing.epochMs : timing.epochMs * 4,
+        mesh: {
+          decaySlots: SLOTS_PER_EPOCH * (manyBursts ? 4 : 16),
+          capFactor: 16,
+          activationMs: manyBursts ? slotMs * (SLOTS_PER_EPOCH / 2 + 1) : timing.epochMs,
+        },
+      }),
+    };
   };
+  const others = byTypeOn(null);
 
   const topics: Record<string, TopicScoreParams> = {};
   for (const boundary of input.boundaries) {
+    const byType = boundary === current ? byTypeOn(currentSlot - boundary.epoch * SLOTS_PER_EPOCH) : others;
     for (const [type, params] of Object.entries(byType) as [GossipType, TopicScoreParams][]) {
       if (type === "beacon_attestation") {
         for (let subnet = 0; subnet < ATTESTATION_SUBNET_COUNT; subnet++) topics[stringifyTopic(config, {type, subnet, boundary})] = params;
@@ -203,7 +215,7 @@ export function updateTopicScores(score: {params: Pick<PeerScoreParams, "topics"
   Object.assign(score.params.topics, topics);
 }
 
-function topicScoreParams(timing: Timing, currentSlot: number, input: TopicScoreInput): TopicScoreParams {
+function topicScoreParams(timing: Timing, slotsOnBoundary: number | null, input: TopicScoreInput): TopicScoreParams {
   const {topicWeight, expectedMessageRate, firstMessageDecayMs, mesh} = input;
   const timeInMeshCap = 3600 / (timing.slotMs / 1000);
   const firstMessageDeliveriesDecay = timing.decayOver(firstMessageDecayMs);
@@ -227,8 +239,9 @@ function topicScoreParams(timing: Timing, currentSlot: number, input: TopicScore
     invalidMessageDeliveriesWeight: -MAX_POSITIVE_SCORE / topicWeight,
     invalidMessageDeliveriesDecay: timing.decayOver(timing.epochMs * 50),
   };
-  // A young chain has not seen enough messages to hold mesh peers to a delivery rate.
-  if (mesh && currentSlot > mesh.decaySlots) {
+  // A boundary the chain is not on, or has been on for less than the window, has not carried
+  // enough messages to hold mesh peers to a delivery rate.
+  if (mesh && slotsOnBoundary !== null && slotsOnBoundary > mesh.decaySlots) {
     const decay = timing.decayOver(mesh.decaySlots * timing.slotMs);
     const threshold = decayConvergence(decay, expectedMessageRate / 50) * decay;
     const weight = -MAX_POSITIVE_SCORE / (topicWeight * threshold * threshold);

@@ -67,7 +67,7 @@ describe("peer score parameters", () => {
   });
 
   it("decay each counter to decayToZero over its window (one decay per slot)", () => {
-    const block = (mature.topics ?? {})[topic("beacon_block")];
+    const block = (mature.topics ?? {})[topic("beacon_block", boundaries[1])];
     expect(mature.decayInterval).toBe(4000);
     expect(block.firstMessageDeliveriesDecay ** (20 * epochSlots)).toBeCloseTo(0.01, 10);
     expect(block.meshMessageDeliveriesDecay ** (5 * epochSlots)).toBeCloseTo(0.01, 10);
@@ -75,23 +75,38 @@ describe("peer score parameters", () => {
     expect((mature.behaviourPenaltyDecay ?? 0) ** (10 * epochSlots)).toBeCloseTo(0.01, 10);
   });
 
-  it("hold mesh peers to a delivery rate only once the chain is older than the window", () => {
+  it("hold mesh peers to a delivery rate only on the current boundary's topics, once the chain has been on it for longer than the window", () => {
     const youngBlock = (young.topics ?? {})[topic("beacon_block")];
-    const matureBlock = (mature.topics ?? {})[topic("beacon_block")];
+    const matureBlock = (mature.topics ?? {})[topic("beacon_block", boundaries[1])];
     expect(youngBlock.meshMessageDeliveriesWeight).toBe(0);
     expect(matureBlock.meshMessageDeliveriesWeight).toBeLessThan(0);
     expect(matureBlock.meshMessageDeliveriesThreshold).toBeGreaterThan(0);
     expect(matureBlock.meshMessageDeliveriesActivation).toBe(4000 * epochSlots);
+    // the past boundary's topics carry nothing now: a mesh peer there delivers nothing and is not penalized
+    for (const type of ["beacon_block", "beacon_aggregate_and_proof"] as const) {
+      expect((mature.topics ?? {})[topic(type, boundaries[0])].meshMessageDeliveriesWeight).toBe(0);
+      expect((mature.topics ?? {})[topic(type, boundaries[1])].meshMessageDeliveriesWeight).toBeLessThan(0);
+    }
+    // a chain long past phase0's window but only 3 epochs into altair: no block penalty yet on either; aggregates' (2 epochs) on altair's
+    const forkSlot = 10 * epochSlots;
+    const justForked = computePeerScoreParams({config, currentSlot: forkSlot + 3 * epochSlots, activeValidatorCount: 64, boundaries}).topics ?? {};
+    expect(boundaries.map((b) => justForked[topic("beacon_block", b)].meshMessageDeliveriesWeight)).toEqual([0, 0]);
+    expect(justForked[topic("beacon_aggregate_and_proof", boundaries[0])].meshMessageDeliveriesWeight).toBe(0);
+    expect(justForked[topic("beacon_aggregate_and_proof", boundaries[1])].meshMessageDeliveriesWeight).toBeLessThan(0);
+    // before altair begins, phase0's topics are the current ones
+    const beforeFork = computePeerScoreParams({config, currentSlot: forkSlot - 1, activeValidatorCount: 64, boundaries}).topics ?? {};
+    expect(beforeFork[topic("beacon_block", boundaries[0])].meshMessageDeliveriesWeight).toBeLessThan(0);
+    expect(beforeFork[topic("beacon_block", boundaries[1])].meshMessageDeliveriesWeight).toBe(0);
   });
 
   it("are updated in a running gossipsub's scores as the chain ages and the validator count moves", () => {
     const score = new PeerScore(createPeerScoreParams(young), null, silentLogger(), {scoreCacheValidityMs: 0});
     const aggregates = topic("beacon_aggregate_and_proof");
     const youngCap = score.params.topics[aggregates].firstMessageDeliveriesCap;
-    expect(score.params.topics[topic("beacon_block")].meshMessageDeliveriesWeight).toBe(0);
+    expect(score.params.topics[topic("beacon_block", boundaries[1])].meshMessageDeliveriesWeight).toBe(0);
     updateTopicScores(score, {config, currentSlot: 100 * epochSlots, activeValidatorCount: 500_000, boundaries});
-    expect(score.params.topics[topic("beacon_block")]).toEqual((mature.topics ?? {})[topic("beacon_block")]);
-    expect(score.params.topics[topic("beacon_block")].meshMessageDeliveriesWeight).toBeLessThan(0);
+    expect(score.params.topics[topic("beacon_block", boundaries[1])]).toEqual((mature.topics ?? {})[topic("beacon_block", boundaries[1])]);
+    expect(score.params.topics[topic("beacon_block", boundaries[1])].meshMessageDeliveriesWeight).toBeLessThan(0);
     // more validators, more aggregators a slot: a first delivery is worth less, up to a higher cap
     expect(score.params.topics[aggregates].firstMessageDeliveriesCap).toBeGreaterThan(youngCap);
     expect(() => validatePeerScoreParams(score.params)).not.toThrow();
