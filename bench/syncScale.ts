@@ -23,7 +23,7 @@ import {cpuMicros, getData, HOST, headSlot, until} from "./harness.ts";
 import {OUR_NAME, measuredMachineLine} from "./machine.ts";
 import {rssMiB} from "./peer.ts";
 import {SCALE_SECONDS_PER_SLOT, scaleState, scaleStateFile, withGenesisTime} from "./scaleState.ts";
-import {nodeImportRate} from "./segment.ts";
+import {nodeImport} from "./segment.ts";
 import {SYNC_GENESIS_TIME, syncBlocks} from "./syncBlocks.ts";
 
 const COUNT = Number(process.env.BENCH_SCALE_VALIDATORS ?? 1_000_000);
@@ -87,12 +87,14 @@ export async function syncAtScale(): Promise<void> {
     const clockAtStart = (SYNC_GENESIS_TIME + (BLOCKS + 1) * SCALE_SECONDS_PER_SLOT) * 1000;
 
     log(`raw import of the ${BLOCKS} blocks in this process (every signature checked), into the serving node's data dir…`);
-    const raw = await nodeImportRate(
+    const raw = await nodeImport(
       {genesis, genesisTime: SYNC_GENESIS_TIME, blocks},
       {genesisFork: "bellatrix", secondsPerSlot: SCALE_SECONDS_PER_SLOT, now: () => clockAtStart, dbDir: join(dir, "source", "beacon")}
     );
 
-    const env = {...process.env, BEACON_GATEWAY_CLOCK_OFFSET_MS: String(Math.round(clockAtStart - Date.now()))};
+    const offsetMs = Math.round(clockAtStart - Date.now());
+    const env = {...process.env, BEACON_GATEWAY_CLOCK_OFFSET_MS: String(offsetMs)};
+    const clockSlot = (ms: number) => Math.floor((ms + offsetMs - SYNC_GENESIS_TIME * 1000) / (SCALE_SECONDS_PER_SLOT * 1000));
     log("the serving node, on that data dir…");
     const source = await startScaleNode(["--data-dir", join(dir, "source"), "--genesis-state", genesisFile], env, () => null);
     nodes.push(source);
@@ -112,7 +114,9 @@ export async function syncAtScale(): Promise<void> {
     const startedLine = syncer.logs.find((l) => l.msg === "range sync started");
     const imported = syncer.logs.filter((l) => l.msg === "imported block" && Number(l.slot) <= target);
     if (!startedLine || imported.length !== BLOCKS) throw new Error(`the syncing node logged ${imported.length} imported blocks of ${BLOCKS}`);
-    const seconds = (Date.parse(String(imported.at(-1)!.time)) - Date.parse(String(startedLine.time))) / 1000;
+    const at = (l: LogLine) => Date.parse(String(l.time)) / 1000;
+    const seconds = at(imported.at(-1)!) - at(startedLine);
+    const firstSeconds = at(imported[0]) - at(startedLine);
     const {started, synced: done} = {started: syncer.marks.get("started")!, synced: syncer.marks.get("synced")!};
     const cpuSeconds = (done.cpu - started.cpu) / 1e6;
     const windowRss = syncer.rss.filter((s) => s.at >= started.at && s.at <= done.at).map((s) => s.mib);
@@ -121,10 +125,11 @@ export async function syncAtScale(): Promise<void> {
 
     console.log(`\n${OUR_NAME}, nodes on loopback; ${machine}; load average ${loadBefore.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after`);
     console.log(`${BLOCKS} blocks on ${COUNT} validators (mainnet preset, bellatrix): 128 full aggregates and a 512-bit sync aggregate each, ${blockKiB.toFixed(0)} KiB on average`);
-    console.log(`raw import in this process (chain.importBlock, every signature checked): ${raw.toFixed(2)} blocks/s`);
-    console.log(`range sync over libp2p: ${BLOCKS} blocks in ${seconds.toFixed(1)} s = ${rate.toFixed(2)} blocks/s`);
-    console.log(`range sync / raw import: ${(rate / raw).toFixed(2)}`);
-    console.log(`syncing node: ${cpuSeconds.toFixed(1)} s of CPU over the sync (${(cpuSeconds / ((done.at - started.at) / 1000)).toFixed(2)} cores), RSS peak ${Math.max(0, ...windowRss)} MiB during the sync, ${hwm} MiB over its life (VmHWM)`);
+    console.log(`raw import in this process (chain.importBlock, every signature checked): ${raw.blocksPerSecond.toFixed(2)} blocks/s, ${raw.cpuSecondsPerBlock.toFixed(2)} s of CPU a block`);
+    console.log(`range sync over libp2p: ${BLOCKS} blocks in ${seconds.toFixed(1)} s = ${rate.toFixed(2)} blocks/s (the first imported ${firstSeconds.toFixed(1)} s after the start; from it to the last, ${((BLOCKS - 1) / (seconds - firstSeconds)).toFixed(2)} blocks/s)`);
+    console.log(`range sync / raw import: ${(rate / raw.blocksPerSecond).toFixed(2)}`);
+    console.log(`the nodes' clock: slot ${clockSlot(started.at)} when the sync started, ${clockSlot(done.at)} when it ended`);
+    console.log(`syncing node: ${cpuSeconds.toFixed(1)} s of CPU over the sync, ${(cpuSeconds / BLOCKS).toFixed(2)} s a block (${(cpuSeconds / ((done.at - started.at) / 1000)).toFixed(2)} cores), RSS peak ${Math.max(0, ...windowRss)} MiB during the sync, ${hwm} MiB over its life (VmHWM)`);
   } finally {
     for (const node of nodes) await node.stop();
     rmSync(dir, {recursive: true, force: true});
