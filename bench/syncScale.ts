@@ -11,6 +11,8 @@
 //      window and its RSS (peak during the window, and its VmHWM).
 // Both nodes run on a clock shifted so that the blocks' chain (genesis SYNC_GENESIS_TIME) is at
 // slot BLOCKS + 1 when the serving node starts.
+// The nodes check signatures as the raw import does, on the event loop (`--bls-threads 0`, the dev
+// chain's default); BENCH_SYNC_BLS_THREADS gives them worker threads instead.
 //   BENCH_SCALE_VALIDATORS (1000000), BENCH_SCALE_STATE, BENCH_SYNC_SCALE_BLOCKS (32)
 import {spawn} from "node:child_process";
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from "node:fs";
@@ -28,6 +30,7 @@ import {SYNC_GENESIS_TIME, syncBlocks} from "./syncBlocks.ts";
 
 const COUNT = Number(process.env.BENCH_SCALE_VALIDATORS ?? 1_000_000);
 const BLOCKS = Number(process.env.BENCH_SYNC_SCALE_BLOCKS ?? 32);
+const BLS_THREADS = process.env.BENCH_SYNC_BLS_THREADS ?? "0";
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
 
 interface ScaleNode {
@@ -46,7 +49,7 @@ function startScaleNode(args: string[], env: NodeJS.ProcessEnv, watch: (line: Lo
   const argv = [
     BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--preset", "mainnet", "--genesis-fork", "bellatrix",
     "--seconds-per-slot", String(SCALE_SECONDS_PER_SLOT), "--dev-validators", "none", "--listen-address", HOST, "--tcp-port", "0",
-    "--no-quic", "--no-discovery", "--log-format", "json", ...args,
+    "--no-quic", "--no-discovery", "--bls-threads", BLS_THREADS, "--log-format", "json", ...args,
   ];
   const proc = spawn(process.execPath, argv, {stdio: ["ignore", "pipe", "inherit"], env});
   const pid = proc.pid!;
@@ -126,7 +129,7 @@ export async function syncAtScale(): Promise<void> {
     console.log(`\n${OUR_NAME}, nodes on loopback; ${machine}; load average ${loadBefore.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after`);
     console.log(`${BLOCKS} blocks on ${COUNT} validators (mainnet preset, bellatrix): 128 full aggregates and a 512-bit sync aggregate each, ${blockKiB.toFixed(0)} KiB on average`);
     console.log(`raw import in this process (chain.importBlock, every signature checked): ${raw.blocksPerSecond.toFixed(2)} blocks/s, ${raw.cpuSecondsPerBlock.toFixed(2)} s of CPU a block`);
-    console.log(`range sync over libp2p: ${BLOCKS} blocks in ${seconds.toFixed(1)} s = ${rate.toFixed(2)} blocks/s (the first imported ${firstSeconds.toFixed(1)} s after the start; from it to the last, ${((BLOCKS - 1) / (seconds - firstSeconds)).toFixed(2)} blocks/s)`);
+    console.log(`range sync over libp2p (--bls-threads ${BLS_THREADS}): ${BLOCKS} blocks in ${seconds.toFixed(1)} s = ${rate.toFixed(2)} blocks/s (the first imported ${firstSeconds.toFixed(1)} s after the start; from it to the last, ${((BLOCKS - 1) / (seconds - firstSeconds)).toFixed(2)} blocks/s)`);
     console.log(`range sync / raw import: ${(rate / raw.blocksPerSecond).toFixed(2)}`);
     console.log(`the nodes' clock: slot ${clockSlot(started.at)} when the sync started, ${clockSlot(done.at)} when it ended`);
     console.log(`syncing node: ${cpuSeconds.toFixed(1)} s of CPU over the sync, ${(cpuSeconds / BLOCKS).toFixed(2)} s a block (${(cpuSeconds / ((done.at - started.at) / 1000)).toFixed(2)} cores), RSS peak ${Math.max(0, ...windowRss)} MiB during the sync, ${hwm} MiB over its life (VmHWM)`);
