@@ -7,6 +7,7 @@ import {startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
 import type {SignedBeaconBlock} from "@lodestar/types";
 import type {BeaconChain} from "../src/chain/beaconChain.ts";
+import type {DevFork} from "../src/config/chainConfig.ts";
 import {slotOfSignedBlockBytes} from "../src/db/blocks.ts";
 
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
@@ -50,8 +51,23 @@ export async function makeSegment(count: number): Promise<Segment> {
   }
 }
 
-/** A fresh chain on the segment's genesis, in this process (its own LevelDB in a temporary folder), and the segment's blocks decoded. */
-export async function freshChain(segment: Segment): Promise<{chain: BeaconChain; blocks: SignedBeaconBlock[]; close: () => Promise<void>}> {
+/**
+ * The chain a segment belongs to: the dev chain's (fulu at genesis, 1 s slots, the real clock) by
+ * default. `now` fixes the clock (a segment whose genesis is long past: the chain would otherwise
+ * advance its states to today); `dbDir` puts the chain's LevelDB there and keeps it on close (a
+ * node's data dir is its parent: `<dataDir>/beacon`).
+ */
+export interface SegmentChain {
+  genesisFork: DevFork;
+  secondsPerSlot: number;
+  now?: () => number;
+  dbDir?: string;
+}
+
+const DEV_SEGMENT: SegmentChain = {genesisFork: "fulu", secondsPerSlot: SEGMENT_SECONDS_PER_SLOT};
+
+/** A fresh chain on the segment's genesis, in this process (its own LevelDB in a temporary folder unless `spec.dbDir`), and the segment's blocks decoded. */
+export async function freshChain(segment: Segment, spec: SegmentChain = DEV_SEGMENT): Promise<{chain: BeaconChain; blocks: SignedBeaconBlock[]; close: () => Promise<void>}> {
   const {devChainConfig} = await import("../src/config/chainConfig.ts");
   const {BeaconDb} = await import("../src/db/beaconDb.ts");
   const {MockExecutionEngine} = await import("../src/execution/mockEngine.ts");
@@ -60,10 +76,11 @@ export async function freshChain(segment: Segment): Promise<{chain: BeaconChain;
   const {SLOTS_PER_EPOCH} = await import("@lodestar/params");
   const {initLogging, parseLogDirective} = await import("../src/log.ts");
   initLogging({directive: parseLogDirective("WARN"), format: "json"});
-  const config = devChainConfig({secondsPerSlot: SEGMENT_SECONDS_PER_SLOT, genesisFork: "fulu", forkEpochs: {}});
-  const dir = mkdtempSync(join(tmpdir(), "bench-chain-"));
+  const config = devChainConfig({secondsPerSlot: spec.secondsPerSlot, genesisFork: spec.genesisFork, forkEpochs: {}});
+  const dir = spec.dbDir ?? mkdtempSync(join(tmpdir(), "bench-chain-"));
   const db = await BeaconDb.open(dir, config);
-  const chain = await initChain(config, db, new MockExecutionEngine(), (t) => new Clock(t, SEGMENT_SECONDS_PER_SLOT, SLOTS_PER_EPOCH), {validatorCount: 0, genesisTime: segment.genesisTime, genesisState: segment.genesis}, {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20)});
+  const makeClock = (t: number) => new Clock(t, spec.secondsPerSlot, SLOTS_PER_EPOCH, spec.now);
+  const chain = await initChain(config, db, new MockExecutionEngine(), makeClock, {validatorCount: 0, genesisTime: segment.genesisTime, genesisState: segment.genesis}, {graffiti: () => new Uint8Array(32), feeRecipientOf: () => new Uint8Array(20)});
   const blocks = segment.blocks.map((bytes) => chain.config.getForkTypes(slotOfSignedBlockBytes(bytes)).SignedBeaconBlock.deserialize(bytes) as SignedBeaconBlock);
   return {
     chain,
@@ -71,19 +88,29 @@ export async function freshChain(segment: Segment): Promise<{chain: BeaconChain;
     close: async () => {
       await chain.close();
       await db.close();
-      rmSync(dir, {recursive: true, force: true});
+      if (!spec.dbDir) rmSync(dir, {recursive: true, force: true});
     },
   };
 }
 
-/** Blocks per second of chain.importBlock over the whole segment, into a fresh chain. */
-export async function nodeImportRate(segment: Segment): Promise<number> {
-  const {chain, blocks, close} = await freshChain(segment);
+/**
+ * chain.importBlock over the whole segment, into a fresh chain: blocks per second, and this
+ * process's CPU time (all its threads) per block; a block that does not import throws.
+ */
+export async function nodeImport(segment: Segment, spec?: SegmentChain): Promise<{blocksPerSecond: number; cpuSecondsPerBlock: number}> {
+  const {chain, blocks, close} = await freshChain(segment, spec);
   try {
     const start = performance.now();
+    const cpu = process.cpuUsage();
     for (const block of blocks) await chain.importBlock(block);
-    return blocks.length / ((performance.now() - start) / 1000);
+    const used = process.cpuUsage(cpu);
+    return {blocksPerSecond: blocks.length / ((performance.now() - start) / 1000), cpuSecondsPerBlock: (used.user + used.system) / 1e6 / blocks.length};
   } finally {
     await close();
   }
+}
+
+/** Blocks per second of chain.importBlock over the whole segment, into a fresh chain. */
+export async function nodeImportRate(segment: Segment, spec?: SegmentChain): Promise<number> {
+  return (await nodeImport(segment, spec)).blocksPerSecond;
 }

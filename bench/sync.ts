@@ -1,7 +1,8 @@
 // `npm run bench:sync`: how fast a node range-syncs from a peer, against the rate at which the
 // same blocks import straight from memory in this process (full verification both ways), and
 // how long a block takes from its proposer's import (then publish) to its import on a peer
-// over gossip, p50 and p99. Nodes run as their own processes, on loopback.
+// over gossip, p50 and p99. Nodes run as their own processes, on loopback. With `--scale` (or
+// BENCH_SYNC_SCALE=1): range sync of mainnet-shaped blocks on a million validators (bench/syncScale.ts).
 import type {ChildProcess} from "node:child_process";
 import {mkdtempSync, rmSync, writeFileSync} from "node:fs";
 import {tmpdir} from "node:os";
@@ -10,8 +11,11 @@ import {type ListeningProcess, startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
 import {nodeImportRate} from "./segment.ts";
 import {OUR_NAME, measuredMachineLine} from "./machine.ts";
+import {headSlot, stop, until} from "./harness.ts";
 
-process.env.LODESTAR_PRESET ??= "minimal";
+const SCALE = process.argv.includes("--scale") || process.env.BENCH_SYNC_SCALE === "1";
+// the scale chain is of the mainnet preset, the dev chain here of the minimal one
+process.env.LODESTAR_PRESET = SCALE ? "mainnet" : (process.env.LODESTAR_PRESET ?? "minimal");
 // SSZ roots with the hasher the node runs (src/hasher.ts), in this process too
 await (await import("../src/hasher.ts")).useFastestHasher();
 const BIN = fileURLToPath(new URL("../bin/beacon-gateway.js", import.meta.url));
@@ -25,27 +29,8 @@ function startNode(args: string[]): Promise<ListeningProcess> {
   return startListening([BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--listen-address", HOST, "--tcp-port", "0", "--no-discovery", "--seconds-per-slot", String(SECONDS_PER_SLOT), "--log-format", "json", ...args]);
 }
 
-async function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null) return;
-  const exited = new Promise((r) => proc.once("exit", r));
-  proc.kill("SIGTERM");
-  await exited;
-}
-
 async function json(base: string, path: string): Promise<any> {
   return (await fetch(base + path)).json();
-}
-
-async function headSlot(base: string): Promise<number> {
-  return Number((await json(base, "/eth/v1/beacon/headers/head")).data.header.message.slot);
-}
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** Arrival time (ms) of each `block` event of a node, by block root. */
@@ -134,4 +119,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (SCALE) await (await import("./syncScale.ts")).syncAtScale();
+else await main();
