@@ -229,6 +229,11 @@ export class PeerManager extends EventEmitter<PeerManagerEvents> {
     this.emit("disconnected", peer);
   }
 
+  /** Asks every peer of our chain for its status again now, rather than at its next interval. */
+  refreshStatuses(): void {
+    for (const peer of this.syncPeers()) void this.requestStatus(peer.peerId);
+  }
+
   private async requestStatus(peer: string): Promise<void> {
     try {
       const ours = this.deps.ourStatus();

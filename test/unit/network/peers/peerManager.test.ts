@@ -75,6 +75,7 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
   const goodbye = new Promise<bigint>((resolve) => (onGoodbye = resolve));
   let onPinged: (ping: {peer: string; seq: bigint}) => void = () => undefined;
   const pinged = new Promise<{peer: string; seq: bigint}>((resolve) => (onPinged = resolve));
+  let node: TestNode | undefined;
   // req/resp serves from handlers given at start, once the peer manager exists (as in src/network/index.ts)
   const reqResp = new ReqResp({libp2p, config, currentEpoch: () => 0});
   const peers = new PeerManager(
@@ -82,7 +83,8 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
       libp2p,
       requests: reqResp,
       scores,
-      ourStatus: () => status,
+      // the node's status as the test sets it (node.status), once the node exists
+      ourStatus: () => node?.status ?? status,
       currentSlot: () => CURRENT_SLOT,
       metadataSeq: () => METADATA.seqNumber,
       checkpointRootAt: async () => null,
@@ -110,7 +112,7 @@ async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {ma
   });
   if (opts.managed !== false) peers.start();
   const id = libp2p.peerId.toString();
-  const node: TestNode = {
+  node = {
     id,
     addr: libp2p.getMultiaddrs()[0].toString(),
     libp2p,
@@ -176,6 +178,22 @@ describe("PeerManager with real libp2p nodes", () => {
     expect(b.peers.all()).toEqual([expect.objectContaining({peerId: a.id, direction: "inbound", state: "connected"})]);
     expect(a.goodbyes).toEqual([]);
     expect(b.goodbyes).toEqual([]);
+  });
+
+  it("refreshStatuses asks its peers for their status again at once: a peer's moved head is seen without waiting for the status interval", async () => {
+    const a = await startNode(statusOf(10));
+    const b = await startNode(statusOf(20));
+    await dial(a, b);
+    expect((await statusFrom(a, b)).headSlot).toBe(20);
+    b.status = statusOf(35);
+    a.peers.refreshStatuses();
+    // the first exchange's statuses may still be on their way: wait for b's new one (without the refresh, it comes in 5 minutes)
+    const signal = timeout();
+    for (;;) {
+      const [from, status] = (await once(a.peers, "status", signal)) as [string, Status];
+      if (from === b.id && status.headSlot === 35) break;
+    }
+    expect(a.peers.get(b.id)?.status?.headSlot).toBe(35);
   });
 
   it("pings a peer as soon as it joins (not a ping interval later) and fetches its metadata", async () => {
