@@ -11,8 +11,9 @@
 // of 2 GiB) and a slot's gossip (tens of thousands of messages, each in validation for a while).
 // There a 2 MiB semi-space fills every few hundred messages, and each scavenge copies the
 // messages still in flight and promotes them: under bench:gossip's load (all subnets, 1M
-// validators) 640 scavenges in 24 s took about 30% of the main thread, 37 took about 7% with
-// 32 MiB (90 MiB more RSS, 4% of that node's).
+// validators, measured on a loaded machine) 617 to 880 scavenges in its 24 s took 5.3 to 7.6 s
+// of the main thread; with 32 MiB, 37 to 108 took 1.7 to 2.7 s. The young generation may then hold
+// up to 90 MiB more (three semi-spaces), 4% of that node's RSS.
 export const SEMI_SPACE_FLAG = "--max-semi-space-size";
 
 /** The flags for `command` (the first argument) on `preset` (mainnet or minimal). */
