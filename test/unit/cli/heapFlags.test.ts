@@ -10,7 +10,8 @@ import {fileURLToPath} from "node:url";
  * keeps) prints them.
  */
 const LAUNCHER = fileURLToPath(new URL("../../../bin/beacon-gateway.js", import.meta.url));
-const PRINT_EXEC_ARGV = "--import=data:text/javascript,console.error(JSON.stringify({execArgv:process.execArgv}))";
+// prints the flags; the restarted process (the one with flags) stops there, before the command loads
+const PRINT_EXEC_ARGV = "--import=data:text/javascript,console.error(JSON.stringify({execArgv:process.execArgv}));if(process.execArgv.length)process.exit(0)";
 
 function execArgvOf(args: string[], env: Record<string, string>): string[][] {
   const run = spawnSync(process.execPath, [LAUNCHER, ...args, "--help"], {env: {...process.env, ...env, NODE_OPTIONS: PRINT_EXEC_ARGV}, encoding: "utf8"});
