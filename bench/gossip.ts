@@ -16,6 +16,8 @@
 // whole): to find the share a machine keeps up with, or to check the bench on a loaded one.
 // `BENCH_GOSSIP_LOG_LEVEL` is the node's `--log-level` (INFO): with "INFO; TRACE:network" the node
 // logs why it did not accept a message, and the bench prints those reasons, counted.
+// `BENCH_GOSSIP_NODE_OPTIONS` is the node's NODE_OPTIONS alone ("--cpu-prof --cpu-prof-dir=DIR":
+// a profile of the node's threads, not of the bench and its driver peers).
 //   BENCH_SCALE_VALIDATORS (1000000), BENCH_SCALE_STATE, BENCH_GOSSIP_SLOTS (2, or --slots)
 import {mkdtempSync, rmSync, writeFileSync} from "node:fs";
 import {availableParallelism, tmpdir} from "node:os";
@@ -126,7 +128,7 @@ async function main(): Promise<void> {
       "--data-dir", join(dir, "node"), "--listen-address", HOST, "--tcp-port", "0", "--no-quic", "--no-discovery",
       "--subscribe-all-subnets", "--bls-threads", String(threads), "--metrics", "--metrics-port", String(metricsPort), "--log-format", "json", "--log-level", LOG_LEVEL,
     ],
-    {env: {...process.env, BEACON_GATEWAY_CLOCK_OFFSET_MS: String(GOSSIP_GENESIS_TIME * 1000 - genesisMs)}}
+    {env: {...process.env, ...(process.env.BENCH_GOSSIP_NODE_OPTIONS ? {NODE_OPTIONS: process.env.BENCH_GOSSIP_NODE_OPTIONS} : {}), BEACON_GATEWAY_CLOCK_OFFSET_MS: String(GOSSIP_GENESIS_TIME * 1000 - genesisMs)}}
   );
   const pid = node.proc.pid!;
   try {

@@ -1,20 +1,11 @@
 #!/usr/bin/env node
-// V8's young generation grows to tens of MiB per semi-space by default on a machine with much
-// memory, which the node's short-lived request garbage does not need: 2 MiB keeps the node's RSS
-// about 50 MiB lower at rest and 140 MiB lower under REST load, at the same request rate
-// (measured with bench:api's endpoints). The old generation may grow by 20% past what the last
-// full GC left before the next, not V8's default of up to 100% and more: another 50-60 MiB less
-// after the same load (262-279 MiB against 195-215), at the same rate. The flags only take effect
-// at start, so the launcher replaces itself (same process id, same stdio) with one started with
-// them, where Node can.
+// The V8 heap flags (heapFlags.js) only take effect at start, so the launcher replaces itself
+// (same process id, same stdio) with one started with them, where Node can. They depend on the
+// consensus preset, which is chosen first.
 import {fileURLToPath} from "node:url";
 import {buildIsCurrent, entryUrl} from "./entry.js";
+import {SEMI_SPACE_FLAG, heapFlags} from "./heapFlags.js";
 
-const SEMI_SPACE_FLAG = "--max-semi-space-size";
-const HEAP_FLAGS = [`${SEMI_SPACE_FLAG}=2`, "--heap-growing-percent=20"];
-if (typeof process.execve === "function" && !process.execArgv.some((a) => a.startsWith(SEMI_SPACE_FLAG)) && !process.env.BEACON_GATEWAY_NO_REEXEC) {
-  process.execve(process.execPath, [process.execPath, ...HEAP_FLAGS, ...process.execArgv, ...process.argv.slice(1)], process.env);
-}
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const fromBuild = buildIsCurrent(ROOT);
 
@@ -31,6 +22,10 @@ else if (args[0] !== "validator" && args[0] !== "compat") {
   const networkPreset = args[0] === "node" ? presetOfArgs(args) : undefined;
   if (networkPreset) process.env.LODESTAR_PRESET = networkPreset;
   else process.env.LODESTAR_PRESET ??= "minimal";
+}
+
+if (typeof process.execve === "function" && !process.execArgv.some((a) => a.startsWith(SEMI_SPACE_FLAG)) && !process.env.BEACON_GATEWAY_NO_REEXEC) {
+  process.execve(process.execPath, [process.execPath, ...heapFlags(args[0], process.env.LODESTAR_PRESET), ...process.execArgv, ...process.argv.slice(1)], process.env);
 }
 
 const {main} = await import(entryUrl(ROOT, "src/cli/main.ts", fromBuild));

@@ -56,6 +56,25 @@ describe.each([2, 0])("BLS worker pool with %i threads (0: batches checked on th
 
 });
 
+describe("BLS worker pool, full batches", () => {
+  const pool = new BlsWorkerPool(1);
+  afterAll(() => pool.close());
+
+  it("go to the worker as soon as they are queued, several at once, without a turn of the event loop; a partial one waits for an idle worker", async () => {
+    // five batches' worth (128 sets each), submitted in one stretch of this thread: a held event loop
+    const jobs = Array.from({length: 5 * 128}, (_, j) => (j % 97 === 3 ? [wrongSigner(j % 8, j)] : [indexed(j % 8, j)]));
+    const verdicts = jobs.map((sets) => pool.verify(sets, pubkeyCache));
+    // the worker has all five already, so it goes from one to the next while this thread is busy
+    expect(pool.batchesInFlight).toBe(5);
+    // a few more, not a batch: they wait for the worker to be idle, and join whatever comes meanwhile
+    const more = [pool.verify([indexed(1, 1000)], pubkeyCache), pool.verify([wrongSigner(2, 1001)], pubkeyCache)];
+    expect(pool.batchesInFlight).toBe(5);
+    expect(await Promise.all(verdicts)).toEqual(jobs.map((_, j) => j % 97 !== 3));
+    expect(await Promise.all(more)).toEqual([true, false]);
+    expect(pool.batchesInFlight).toBe(0);
+  });
+});
+
 describe("BLS checks on the event loop", () => {
   it("are steps of the node's LoopTurns: queued behind its other work, never in the same turn as a step that used up the budget", async () => {
     let clockMs = 0;
