@@ -111,37 +111,42 @@ describe("devnet: nodes that share only a genesis state and the network", () => 
         return roots.size === 1 && Number(views[0].finalized.epoch) >= target ? true : null;
       });
 
-      // a node with no validators, started late, range-syncs to the head and then follows gossip
+      // two nodes with no validators join now, side by side: one started late range-syncs from
+      // genesis to the head and then follows gossip; one starts from the first node's finalized
+      // state over its REST API and backfills the history before it
       const late = start(nodeArgs(dirs[3], ["--genesis-state", genesisFile, "--direct-peer", addressA, "--dev-validators", "none"]));
-      const urlLate = await late.restUrl();
-      await late.waitForLog((l) => l.msg === "range sync started", 60_000, "range sync to start");
-      await waitFor("the late node to reach the head", 120_000, async () => {
-        const [ours, theirs] = await Promise.all([chainView(urlLate), chainView(urlA)]);
-        return ours.headSlot >= theirs.headSlot - 1 ? true : null;
-      });
-      const syncedAt = (await chainView(urlLate)).headSlot;
-      await waitFor("the late node to follow gossip", 60_000, async () => ((await chainView(urlLate)).headSlot >= syncedAt + 3 ? true : null));
-      expect((await getJson(urlLate, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
-      // range sync brought the sidecars too: the deneb blob, and the fulu columns it samples
-      expect(await blobOf(urlLate, denebSlot)).toEqual(denebBlobs[0]);
-      expect((await columnsOf(urlLate, fuluSlot)).length).toBeGreaterThanOrEqual(8);
-
-      // a node started from the first node's finalized state over its REST API
       const cp = start(nodeArgs(dirs[4], ["--checkpoint-sync-url", urlA, "--direct-peer", addressA, "--dev-validators", "none"]));
-      const ready = await cp.waitForLog((l) => l.msg === "chain ready", 120_000, "the checkpoint-synced chain");
-      expect(Number(ready.anchorSlot)).toBeGreaterThan(0);
-      const urlCp = await cp.restUrl();
-      await waitFor("the checkpoint-synced node to reach the head", 120_000, async () => {
-        const [ours, theirs] = await Promise.all([chainView(urlCp), chainView(urlA)]);
-        return ours.headSlot >= theirs.headSlot - 1 && ours.finalized.root === theirs.finalized.root ? true : null;
-      });
-      // history before its anchor is backfilled from its peer (all of it is within MIN_EPOCHS_FOR_BLOCK_REQUESTS),
-      // the blob sidecars of the deneb blocks with it
-      await cp.waitForLog((l) => l.msg === "backfill complete", 120_000, "the checkpoint-synced node's backfill");
       const headerRoot = async (url: string, slot: number) => (await getJson(url, `/eth/v1/beacon/headers/${slot}`)).body?.data?.root ?? null;
-      for (const slot of [1, denebSlot]) expect(await headerRoot(urlCp, slot)).toBe(await headerRoot(urlA, slot));
-      expect(await headerRoot(urlCp, denebSlot)).not.toBeNull();
-      expect(await blobOf(urlCp, denebSlot)).toEqual(denebBlobs[0]);
+      const lateNode = async () => {
+        const urlLate = await late.restUrl();
+        await late.waitForLog((l) => l.msg === "range sync started", 60_000, "range sync to start");
+        await waitFor("the late node to reach the head", 120_000, async () => {
+          const [ours, theirs] = await Promise.all([chainView(urlLate), chainView(urlA)]);
+          return ours.headSlot >= theirs.headSlot - 1 ? true : null;
+        });
+        const syncedAt = (await chainView(urlLate)).headSlot;
+        await waitFor("the late node to follow gossip", 60_000, async () => ((await chainView(urlLate)).headSlot >= syncedAt + 3 ? true : null));
+        expect((await getJson(urlLate, "/eth/v1/node/syncing")).body.data.is_syncing).toBe(false);
+        // range sync brought the sidecars too: the deneb blob, and the fulu columns it samples
+        expect(await blobOf(urlLate, denebSlot)).toEqual(denebBlobs[0]);
+        expect((await columnsOf(urlLate, fuluSlot)).length).toBeGreaterThanOrEqual(8);
+      };
+      const checkpointNode = async () => {
+        const ready = await cp.waitForLog((l) => l.msg === "chain ready", 120_000, "the checkpoint-synced chain");
+        expect(Number(ready.anchorSlot)).toBeGreaterThan(0);
+        const urlCp = await cp.restUrl();
+        await waitFor("the checkpoint-synced node to reach the head", 120_000, async () => {
+          const [ours, theirs] = await Promise.all([chainView(urlCp), chainView(urlA)]);
+          return ours.headSlot >= theirs.headSlot - 1 && ours.finalized.root === theirs.finalized.root ? true : null;
+        });
+        // history before its anchor is backfilled from its peer (all of it is within MIN_EPOCHS_FOR_BLOCK_REQUESTS),
+        // the blob sidecars of the deneb blocks with it
+        await cp.waitForLog((l) => l.msg === "backfill complete", 120_000, "the checkpoint-synced node's backfill");
+        for (const slot of [1, denebSlot]) expect(await headerRoot(urlCp, slot)).toBe(await headerRoot(urlA, slot));
+        expect(await headerRoot(urlCp, denebSlot)).not.toBeNull();
+        expect(await blobOf(urlCp, denebSlot)).toEqual(denebBlobs[0]);
+      };
+      await Promise.all([lateNode(), checkpointNode()]);
 
       // a validating node killed outright comes back, resyncs, and the chain keeps finalizing with it
       const custodyOf = async (url: string) => Number((await getJson(url, "/eth/v1/node/identity")).body.data.metadata.custody_group_count);
