@@ -127,7 +127,7 @@ interface TopicScoreInput {
  * boundary carry no messages, and a mesh peer there would be penalized for delivering none (a
  * devnet's nodes banned each other at the first boundary where the penalties began). The
  * aggregate topic has none while every committee member is an aggregator (see
- * aggregatesDuplicate).
+ * aggregatesDuplicate), and no attestation subnet that no committee is assigned to has any.
  */
 export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerScoreParams> {
   const {config, currentSlot, activeValidatorCount} = input;
@@ -182,7 +182,11 @@ export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerSco
     const byType = boundary === current ? byTypeOn(currentSlot - boundary.epoch * SLOTS_PER_EPOCH) : others;
     for (const [type, params] of Object.entries(byType) as [GossipType, TopicScoreParams][]) {
       if (type === "beacon_attestation") {
-        for (let subnet = 0; subnet < ATTESTATION_SUBNET_COUNT; subnet++) topics[stringifyTopic(config, {type, subnet, boundary})] = params;
+        // compute_subnet_for_attestation puts an epoch's committees on subnets 0, 1, ... in turn:
+        // with fewer committees an epoch than subnets, the others carry no attestation at all
+        for (let subnet = 0; subnet < ATTESTATION_SUBNET_COUNT; subnet++) {
+          topics[stringifyTopic(config, {type, subnet, boundary})] = subnet < committeesPerSlot * SLOTS_PER_EPOCH ? params : (others.beacon_attestation ?? params);
+        }
       } else {
         topics[stringifyTopic(config, {type, boundary})] = params;
       }

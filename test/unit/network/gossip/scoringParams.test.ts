@@ -122,6 +122,16 @@ describe("peer score parameters", () => {
     }
   });
 
+  it("ask no delivery rate on the attestation subnets no committee is assigned to", () => {
+    const subnetWeight = (activeValidatorCount: number, subnet: number) =>
+      (computePeerScoreParams({config, currentSlot: 100 * epochSlots, activeValidatorCount, boundaries}).topics ?? {})[
+        stringifyTopic(config, {type: "beacon_attestation", subnet, boundary: boundaries[1]})
+      ].meshMessageDeliveriesWeight;
+    // minimal preset: 64 validators make 2 committees a slot, 16 an epoch, on subnets 0 to 15; 500,000 make 32, on subnets 0 to 31
+    expect([15, 16, 63].map((subnet) => subnetWeight(64, subnet) < 0)).toEqual([true, false, false]);
+    expect([31, 32].map((subnet) => subnetWeight(500_000, subnet) < 0)).toEqual([true, false]);
+  });
+
   it("are updated in a running gossipsub's scores as the chain ages and the validator count moves", () => {
     const score = new PeerScore(createPeerScoreParams(young), null, silentLogger(), {scoreCacheValidityMs: 0});
     const aggregates = topic("beacon_aggregate_and_proof");
@@ -194,38 +204,44 @@ describe("peer scores on a small devnet after its last fork", () => {
       if (!fulu) throw new Error("no fulu boundary");
       const blocks = stringifyTopic(devnet, {type: "beacon_block", boundary: fulu});
       const aggregates = stringifyTopic(devnet, {type: "beacon_aggregate_and_proof", boundary: fulu});
+      const subnets = Array.from({length: 64}, (_, subnet) => stringifyTopic(devnet, {type: "beacon_attestation", subnet, boundary: fulu}));
       const peers = ["b", "c", "d"] as const;
       for (const peer of peers) {
         score.addPeer(peer);
         score.addIP(peer, "127.0.0.1");
-        score.graft(peer, blocks);
-        score.graft(peer, aggregates);
+        for (const topic of [blocks, aggregates, ...subnets]) score.graft(peer, topic);
       }
+      /** a message first from `first` (validated as `result`), then from the other of B and C */
+      const receive = (id: string, topic: string, first: "b" | "c", result: "accept" | "ignore") => {
+        score.validateMessage(id);
+        if (result === "accept") score.deliverMessage(first, id, topic);
+        else score.rejectMessage(first, id, topic, RejectReason.Ignore);
+        score.duplicateMessage(first === "b" ? "c" : "b", id, topic);
+      };
       const at = (slot: number, ms: number) => jest.setSystemTime(genesisMs + slot * slotMs + ms);
       const scores: Record<"b" | "c" | "d", number[]> = {b: [], c: [], d: []};
       for (let slot = startSlot; slot <= lastSlot; slot++) {
         if (slot % epochSlots === 0) updateTopicScores(score, input(slot));
-        // the block: A's own, or first from its proposer and again from the other peer 300 ms later
+        // the block: A's own, or first from its proposer and again from the other peer
         const proposer = ["a", "b", "c"][slot % 3];
-        if (proposer !== "a" && slot >= fuluSlot) {
-          const other = proposer === "b" ? "c" : "b";
-          const id = `block-${slot}`;
+        if ((proposer === "b" || proposer === "c") && slot >= fuluSlot) {
           at(slot, 200);
-          score.validateMessage(id);
-          score.deliverMessage(proposer, id, blocks);
-          at(slot, 500);
-          score.duplicateMessage(other, id, blocks);
+          receive(`block-${slot}`, blocks, proposer, "accept");
+        }
+        // the attestations of the slot's 2 committees of 4, on subnets 0 to 15 (compute_subnet_for_attestation)
+        for (let committee = 0; committee < 2 && slot >= fuluSlot; committee++) {
+          for (let member = 0; member < 4; member++) {
+            const attester = ["a", "b", "c"][(slot + committee + member) % 3];
+            at(slot, slotMs / 3 + 100);
+            if (attester === "b" || attester === "c") receive(`attestation-${slot}-${committee}-${member}`, subnets[2 * (slot % epochSlots) + committee], attester, "accept");
+          }
         }
         // the aggregates of B's 3 and C's 2 aggregators, each IGNOREd (A's own aggregate covers them) and then forwarded by the other peer
         if (slot >= fuluSlot) {
           for (const [aggregator, count] of [["b", 3], ["c", 2]] as const) {
             for (let i = 0; i < count; i++) {
-              const id = `aggregate-${slot}-${aggregator}-${i}`;
               at(slot, (slotMs * 2) / 3 + 100);
-              score.validateMessage(id);
-              score.rejectMessage(aggregator, id, aggregates, RejectReason.Ignore);
-              at(slot, (slotMs * 2) / 3 + 300);
-              score.duplicateMessage(aggregator === "b" ? "c" : "b", id, aggregates);
+              receive(`aggregate-${slot}-${aggregator}-${i}`, aggregates, aggregator, "ignore");
             }
           }
         }
@@ -239,8 +255,8 @@ describe("peer scores on a small devnet after its last fork", () => {
     }
   }
 
-  it("keep a mesh peer that forwards at the devnet's rate, ignored duplicate aggregates included, above zero; a silent mesh peer goes below", () => {
-    const lastSlot = fuluSlot + 8 * epochSlots; // past the aggregate (2 epochs) and block (5 epochs) penalty windows
+  it("keep a mesh peer that forwards at the devnet's rate, ignored duplicate aggregates and idle subnets included, above zero; a silent mesh peer goes below", () => {
+    const lastSlot = fuluSlot + 18 * epochSlots; // past the aggregate (2 epochs), block (5) and attestation subnet (16) penalty windows
     const scores = simulate(lastSlot);
     expect(Math.min(...scores.b)).toBeGreaterThan(0);
     expect(Math.min(...scores.c)).toBeGreaterThan(0);
