@@ -125,7 +125,9 @@ interface TopicScoreInput {
  * epochs. Mesh delivery penalties hold only on the current boundary's topics, once the chain has
  * been on that boundary for longer than their decay window: the topics of a past or future
  * boundary carry no messages, and a mesh peer there would be penalized for delivering none (a
- * devnet's nodes banned each other at the first boundary where the penalties began).
+ * devnet's nodes banned each other at the first boundary where the penalties began). The
+ * aggregate topic has none while every committee member is an aggregator (see
+ * aggregatesDuplicate), and no attestation subnet that no committee is assigned to has any.
  */
 export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerScoreParams> {
   const {config, currentSlot, activeValidatorCount} = input;
@@ -159,7 +161,7 @@ export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerSco
         topicWeight: TOPIC_WEIGHTS.beacon_aggregate_and_proof,
         expectedMessageRate: aggregatorsPerSlot(activeValidatorCount),
         firstMessageDecayMs: timing.epochMs,
-        mesh: {decaySlots: SLOTS_PER_EPOCH * 2, capFactor: 4, activationMs: timing.epochMs},
+        mesh: aggregatesDuplicate(activeValidatorCount) ? undefined : {decaySlots: SLOTS_PER_EPOCH * 2, capFactor: 4, activationMs: timing.epochMs},
       }),
       beacon_attestation: topic({
         topicWeight: TOPIC_WEIGHTS.beacon_attestation,
@@ -180,7 +182,11 @@ export function computePeerScoreParams(input: ScoreParamsInput): Partial<PeerSco
     const byType = boundary === current ? byTypeOn(currentSlot - boundary.epoch * SLOTS_PER_EPOCH) : others;
     for (const [type, params] of Object.entries(byType) as [GossipType, TopicScoreParams][]) {
       if (type === "beacon_attestation") {
-        for (let subnet = 0; subnet < ATTESTATION_SUBNET_COUNT; subnet++) topics[stringifyTopic(config, {type, subnet, boundary})] = params;
+        // compute_subnet_for_attestation puts an epoch's committees on subnets 0, 1, ... in turn:
+        // with fewer committees an epoch than subnets, the others carry no attestation at all
+        for (let subnet = 0; subnet < ATTESTATION_SUBNET_COUNT; subnet++) {
+          topics[stringifyTopic(config, {type, subnet, boundary})] = subnet < committeesPerSlot * SLOTS_PER_EPOCH ? params : (others.beacon_attestation ?? params);
+        }
       } else {
         topics[stringifyTopic(config, {type, boundary})] = params;
       }
@@ -239,22 +245,25 @@ function topicScoreParams(timing: Timing, slotsOnBoundary: number | null, input:
     invalidMessageDeliveriesWeight: -MAX_POSITIVE_SCORE / topicWeight,
     invalidMessageDeliveriesDecay: timing.decayOver(timing.epochMs * 50),
   };
-  // A boundary the chain is not on, or has been on for less than the window, has not carried
-  // enough messages to hold mesh peers to a delivery rate.
-  if (mesh && slotsOnBoundary !== null && slotsOnBoundary > mesh.decaySlots) {
+  if (mesh) {
     const decay = timing.decayOver(mesh.decaySlots * timing.slotMs);
     const threshold = decayConvergence(decay, expectedMessageRate / 50) * decay;
     const weight = -MAX_POSITIVE_SCORE / (topicWeight * threshold * threshold);
+    // The deliveries are counted on every boundary, so that the penalty, when it begins, holds a
+    // peer to what it delivered over the window just passed: with a cap of 0 before, every mesh
+    // peer would start from nothing and fall below zero at once, leaving the meshes empty.
     Object.assign(params, {
-      meshMessageDeliveriesWeight: weight,
       meshMessageDeliveriesDecay: decay,
       meshMessageDeliveriesCap: Math.max(mesh.capFactor * threshold, 2),
-      meshMessageDeliveriesThreshold: threshold,
       meshMessageDeliveriesWindow: MESH_MESSAGE_DELIVERIES_WINDOW_MS,
       meshMessageDeliveriesActivation: mesh.activationMs,
-      meshFailurePenaltyWeight: weight,
       meshFailurePenaltyDecay: decay,
     });
+    // A boundary the chain is not on, or has been on for less than the window, has not carried
+    // enough messages to hold mesh peers to a delivery rate.
+    if (slotsOnBoundary !== null && slotsOnBoundary > mesh.decaySlots) {
+      Object.assign(params, {meshMessageDeliveriesWeight: weight, meshMessageDeliveriesThreshold: threshold, meshFailurePenaltyWeight: weight});
+    }
   }
   return params;
 }
@@ -262,6 +271,21 @@ function topicScoreParams(timing: Timing, slotsOnBoundary: number | null, input:
 /** The value a counter converges to when `rate` is added every tick and it decays by `decay`. */
 function decayConvergence(decay: number, rate: number): number {
   return rate / (1 - decay);
+}
+
+/**
+ * Whether is_aggregator selects every member of every committee (committees under twice
+ * TARGET_AGGREGATORS_PER_COMMITTEE: small networks, the minimal preset's devnets). Every member
+ * then aggregates the same attestations, and a node whose own validator aggregates for the
+ * committee IGNOREs the aggregates its peers send ("a known aggregate covers these attesters").
+ * gossipsub credits no mesh delivery for an ignored message, so no delivery rate can be asked of
+ * mesh peers on the aggregate topic: with one, the penalty pushed honest peers below zero and
+ * out of every mesh.
+ */
+function aggregatesDuplicate(activeValidatorCount: number): boolean {
+  const committeesPerEpoch = computeCommitteeCount(activeValidatorCount) * SLOTS_PER_EPOCH;
+  const largestCommittee = Math.ceil(activeValidatorCount / committeesPerEpoch);
+  return Math.floor(largestCommittee / TARGET_AGGREGATORS_PER_COMMITTEE) <= 1;
 }
 
 /** Expected aggregators per slot: TARGET_AGGREGATORS_PER_COMMITTEE per committee, as is_aggregator selects them. */
