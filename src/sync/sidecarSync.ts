@@ -51,14 +51,18 @@ export class SidecarSync {
 
   /** The sidecars of a batch of blocks `peer` served; what it lacks is asked of the other peers. */
   async fetchForBlocks(peer: string, blocks: SignedBeaconBlock[]): Promise<void> {
-    const needing = blocks.map((block) => this.withRoot(block)).filter((b) => this.deps.dataAvailability.missing(b.block, b.rootHex));
+    const batch = blocks.map((block) => this.withRoot(block));
+    const needing = batch.filter((b) => this.deps.dataAvailability.missing(b.block, b.rootHex));
     if (needing.length === 0) return;
     const startSlot = needing[0].block.message.slot;
     const count = needing[needing.length - 1].block.message.slot - startSlot + 1;
+    // the range may hold blocks of the batch whose data we have: an honest peer sends theirs too,
+    // which must not count against it (they are matched to their blocks, then left out)
+    const wanted = new Set(needing.map((b) => b.rootHex));
     try {
       const first = this.deps.dataAvailability.missing(needing[0].block, needing[0].rootHex)!;
-      if (first.kind === "blobs") this.acceptBlobs(peer, needing, await this.deps.blobSidecarsByRange(peer, {startSlot, count}));
-      else this.acceptColumns(peer, needing, await this.deps.dataColumnSidecarsByRange(peer, {startSlot, count, columns: this.columnsMissing(needing)}));
+      if (first.kind === "blobs") this.acceptBlobs(peer, batch, await this.deps.blobSidecarsByRange(peer, {startSlot, count}), wanted);
+      else this.acceptColumns(peer, batch, await this.deps.dataColumnSidecarsByRange(peer, {startSlot, count, columns: this.columnsMissing(needing)}), wanted);
     } catch (e) {
       log.debug({peer, startSlot, count, err: (e as Error).message}, "sidecars by range failed");
     }
@@ -135,7 +139,8 @@ export class SidecarSync {
     return Buffer.from(sidecar.signedBlockHeader.signature).equals(block.block.signature) ? block : null;
   }
 
-  private acceptBlobs(peer: string, blocks: BlockWithRoot[], sidecars: deneb.BlobSidecar[]): void {
+  /** Checks a peer's blob sidecars against `blocks`; those of the `wanted` blocks (all, by default) go to data availability. */
+  private acceptBlobs(peer: string, blocks: BlockWithRoot[], sidecars: deneb.BlobSidecar[], wanted?: Set<string>): void {
     const {config} = this.deps;
     const valid: deneb.BlobSidecar[] = [];
     for (const sidecar of sidecars) {
@@ -143,13 +148,14 @@ export class SidecarSync {
       if (!block || sidecar.index >= blobCommitmentsOf(block.block).length || !blobInclusionProofIsValid(config, sidecar)) {
         return this.deps.report(peer, "low", `blob sidecar ${sidecar.index} of slot ${sidecar.signedBlockHeader.message.slot} does not belong to the block it names`);
       }
-      valid.push(sidecar);
+      if (!wanted || wanted.has(block.rootHex)) valid.push(sidecar);
     }
     if (!blobSidecarsKzgValid(valid)) return this.deps.report(peer, "low", "blob sidecars with invalid KZG proofs");
     this.deps.dataAvailability.addBlobSidecars(valid);
   }
 
-  private acceptColumns(peer: string, blocks: BlockWithRoot[], sidecars: fulu.DataColumnSidecar[]): void {
+  /** Checks a peer's data column sidecars against `blocks`; those of the `wanted` blocks (all, by default) go to data availability. */
+  private acceptColumns(peer: string, blocks: BlockWithRoot[], sidecars: fulu.DataColumnSidecar[], wanted?: Set<string>): void {
     const {config} = this.deps;
     const valid: fulu.DataColumnSidecar[] = [];
     for (const sidecar of sidecars) {
@@ -157,7 +163,7 @@ export class SidecarSync {
       if (!block || config.getForkSeq(block.block.message.slot) < ForkSeq.fulu || !columnInclusionProofIsValid(config, sidecar)) {
         return this.deps.report(peer, "low", `data column ${sidecar.index} of slot ${sidecar.signedBlockHeader.message.slot} does not belong to the block it names`);
       }
-      valid.push(sidecar);
+      if (!wanted || wanted.has(block.rootHex)) valid.push(sidecar);
     }
     if (!columnSidecarsKzgValid(valid)) return this.deps.report(peer, "low", "data column sidecars with invalid KZG proofs");
     this.deps.dataAvailability.addColumnSidecars(valid);

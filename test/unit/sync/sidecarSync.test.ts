@@ -1,5 +1,5 @@
 import {afterAll, beforeAll, describe, expect, it, jest} from "@jest/globals";
-import {ssz, type fulu} from "@lodestar/types";
+import {ssz, type deneb, type fulu, type SignedBeaconBlock} from "@lodestar/types";
 import {toRootHex} from "@lodestar/utils";
 import {buildBlobSidecars, buildDataColumnSidecars} from "../../../src/chain/blobs/sidecars.ts";
 import {SidecarSync, type SidecarSyncDeps} from "../../../src/sync/sidecarSync.ts";
@@ -68,6 +68,27 @@ describe("sidecar sync: blob sidecars (electra)", () => {
     await sync.fetchMissing(block, root, {kind: "blobs", indices: [0, 1]});
     expect(reports).toEqual([expect.stringMatching(/^bad: blob sidecar 0 of slot 3 does not belong to the block it names/)]);
     expect(env.chain.dataAvailability.missing(block, toRootHex(root))).toEqual({kind: "blobs", indices: [0, 1]});
+  });
+
+  it("a range that also holds a block whose blobs we have: the peer's answer for it is not held against it, and the others' blobs are taken", async () => {
+    const made: Array<{block: SignedBeaconBlock; sidecars: deneb.BlobSidecar[]}> = [];
+    for (const slot of [4, 5, 6]) {
+      env.setTime(slot, 100);
+      const {block, blobsBundle} = await env.produceBlockContents(slot);
+      const sidecars = buildBlobSidecars(env.config, block, blobsBundle.blobs, blobsBundle.proofs);
+      env.chain.dataAvailability.addBlobSidecars(sidecars);
+      await env.chain.importBlock(block);
+      made.push({block, sidecars});
+    }
+    const rootOf = (block: SignedBeaconBlock) => toRootHex(env.config.getForkTypes(block.message.slot).BeaconBlock.hashTreeRoot(block.message));
+    // imported, their blobs are no longer pending: as for blocks a batch brings, but the middle one's came by gossip
+    env.chain.dataAvailability.addBlobSidecars(made[1].sidecars);
+    expect(made.map(({block}) => env.chain.dataAvailability.missing(block, rootOf(block)) === null)).toEqual([false, true, false]);
+    const reports: string[] = [];
+    const sync = syncWith(env, {blobSidecarsByRange: async (_peer, req) => made.filter(({block}) => block.message.slot >= req.startSlot && block.message.slot < req.startSlot + req.count).flatMap((m) => m.sidecars)}, reports);
+    await sync.fetchForBlocks("good", made.map(({block}) => block));
+    expect(reports).toEqual([]);
+    expect(made.map(({block}) => env.chain.dataAvailability.missing(block, rootOf(block)))).toEqual([null, null, null]);
   });
 });
 
