@@ -110,15 +110,6 @@ export async function headSlot(base: string): Promise<number> {
   return Number((await getData(base, "/eth/v1/beacon/headers/head")).header.message.slot);
 }
 
-/** Waits until `probe` holds (a probe that throws counts as not yet), asking every 200 ms, for at most `timeoutMs`. */
-export async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 /** a process's CPU time (user and system) so far, in µs, from /proc (Linux: 100 ticks a second) */
 export function cpuMicros(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");

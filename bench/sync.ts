@@ -11,7 +11,8 @@ import {type ListeningProcess, startListening} from "../test/serverProcess.ts";
 import {fileURLToPath} from "node:url";
 import {nodeImportRate} from "./segment.ts";
 import {OUR_NAME, measuredMachineLine} from "./machine.ts";
-import {headSlot, stop, until} from "./harness.ts";
+import {headSlot, stop} from "./harness.ts";
+import {waitFor} from "../test/waitFor.ts";
 
 const SCALE = process.argv.includes("--scale") || process.env.BENCH_SYNC_SCALE === "1";
 // the scale chain is of the mainnet preset, the dev chain here of the minimal one
@@ -81,14 +82,14 @@ async function main(): Promise<void> {
     const atFollower = blockArrivals(followerUrl, abort.signal);
 
     console.log(`source chain: ${BLOCKS} blocks at ${SECONDS_PER_SLOT} s slots…`);
-    await until(`${BLOCKS} blocks`, async () => (await headSlot(sourceUrl)) >= BLOCKS, (BLOCKS * SECONDS_PER_SLOT + 60) * 1000);
+    await waitFor(`${BLOCKS} blocks`, (BLOCKS * SECONDS_PER_SLOT + 60) * 1000, async () => (await headSlot(sourceUrl)) >= BLOCKS);
     const target = await headSlot(sourceUrl);
 
     // a node that starts now and range-syncs the whole chain
     const syncer = await startNode(["--data-dir", join(dir, "syncer"), "--genesis-state", genesisFile, "--direct-peer", peer]);
     procs.push(syncer.proc);
     const syncerUrl = `http://${HOST}:${syncer.port}`;
-    await until("the range sync", async () => (await headSlot(syncerUrl)) >= target, 300_000);
+    await waitFor("the range sync", 300_000, async () => (await headSlot(syncerUrl)) >= target);
     const started = syncer.logs.find((l) => l.msg === "range sync started");
     const synced = syncer.logs.filter((l) => l.msg === "imported block" && Number(l.slot) <= target).at(-1);
     if (!started || !synced) throw new Error("the syncing node did not log its range sync");

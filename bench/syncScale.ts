@@ -21,7 +21,8 @@ import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import {type LogLine, REST_LISTENING, readLogLines} from "../test/serverProcess.ts";
 import {p2pAddress} from "../test/e2e/nodeProcess.ts";
-import {cpuMicros, getData, HOST, headSlot, until} from "./harness.ts";
+import {cpuMicros, getData, HOST, headSlot} from "./harness.ts";
+import {waitFor} from "../test/waitFor.ts";
 import {OUR_NAME, measuredMachineLine} from "./machine.ts";
 import {rssMiB} from "./peer.ts";
 import {SCALE_SECONDS_PER_SLOT, scaleState, scaleStateFile, withGenesisTime} from "./scaleState.ts";
@@ -111,7 +112,7 @@ export async function syncAtScale(): Promise<void> {
       l.msg === "range sync started" ? "started" : synced(l) ? "synced" : null
     );
     nodes.push(syncer);
-    await until("the range sync", async () => syncer.marks.has("synced"), 30 * 60_000);
+    await waitFor("the range sync", 30 * 60_000, async () => syncer.marks.has("synced"));
     const syncedRoot = (await getData(syncer.base, "/eth/v1/beacon/headers/head")).root as string;
     if (syncedRoot !== targetRoot) throw new Error(`the syncing node's head ${syncedRoot} is not the serving node's ${targetRoot}`);
     const startedLine = syncer.logs.find((l) => l.msg === "range sync started");

@@ -12,6 +12,8 @@ import {readResponseChunk} from "../../src/network/reqresp/encoding.ts";
 import {ReqResp, type Status} from "../../src/network/reqresp/index.ts";
 import {getJson} from "./nodeProcess.ts";
 
+export {waitFor} from "../waitFor.ts";
+
 /**
  * The pieces of the hostile-peer test: a libp2p peer of the node's chain that can say anything
  * (gossipsub without the snappy data transform, so it publishes raw bytes, and raw req/resp
@@ -20,21 +22,6 @@ import {getJson} from "./nodeProcess.ts";
  */
 
 const fromHex = (text: string) => Uint8Array.from(Buffer.from(text.replace(/^0x/, ""), "hex"));
-
-export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false>, everyMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = "";
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== null && value !== undefined && value !== false) return value;
-    } catch (e) {
-      lastError = (e as Error).message;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${lastError})` : ""}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
 
 export interface GossipView {
   gossipsub: Record<string, string[]>;
