@@ -2,7 +2,7 @@ import {afterEach, describe, expect, it, jest} from "@jest/globals";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
 import type {HeadEvent} from "../../../src/validator/beaconApi.ts";
-import {startManualDuties, tempDir, until} from "./manualDuties.ts";
+import {attesterOf, startManualDuties, tempDir, until} from "./manualDuties.ts";
 import {FakeBeaconApi} from "./fakeBeaconApi.ts";
 
 /** The dependent root of every epoch's duties on each branch: a re-org deeper than an epoch changes them all. */
@@ -30,9 +30,6 @@ class TwoBranchApi extends FakeBeaconApi {
     return {slot, block: new Uint8Array(32).fill(slot), previousDutyDependentRoot: rootOf(this.branch), currentDutyDependentRoot: rootOf(this.branch)};
   }
 }
-
-/** The validator of an electra SingleAttestation. */
-const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
 
 /**
  * The validator client follows the node's head events (eventstream, `head`), as Lighthouse and

@@ -2,7 +2,7 @@ import {afterEach, describe, expect, it, jest} from "@jest/globals";
 import {SLOTS_PER_EPOCH} from "@lodestar/params";
 import {interopKeystore, interopPubkey} from "../../keystoreFiles.ts";
 import {FakeBeaconApi} from "./fakeBeaconApi.ts";
-import {startManualDuties, tempDir, turns, until} from "./manualDuties.ts";
+import {attesterOf, startManualDuties, tempDir, turns, until} from "./manualDuties.ts";
 
 /** A call whose answer the test holds back: released when the test says, in the order it chooses. */
 interface Held {
@@ -38,7 +38,6 @@ class HoldingApi extends FakeBeaconApi {
 }
 
 const PASSWORD = "key changes";
-const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
 
 /**
  * Keys imported and deleted while the duty loop runs (the keymanager API's ValidatorKeys), with

@@ -48,6 +48,9 @@ export class ManualClock implements DutyClock {
   }
 }
 
+/** The validator of an electra SingleAttestation the fake node received. */
+export const attesterOf = (a: unknown): number => (a as {attesterIndex: number}).attesterIndex;
+
 /** `n` turns of the event loop: whatever the answers at hand set going has run. */
 export async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
