@@ -2,8 +2,9 @@ import type {SignedBeaconBlock} from "@lodestar/types";
 import type {BeaconChain} from "../chain/beaconChain.ts";
 import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
 import type {Backfill} from "../sync/backfill.ts";
-import {RangeSync, SYNC_DISTANCE_SLOTS} from "../sync/rangeSync.ts";
+import {RangeSync} from "../sync/rangeSync.ts";
 import {SidecarSync} from "../sync/sidecarSync.ts";
+import {StatusRefreshAfterRounds} from "../sync/statusRefresh.ts";
 import {UnknownBlockSync} from "../sync/unknownBlockSync.ts";
 import {createBackfill} from "./backfillService.ts";
 import type {PeerManager} from "./peers/peerManager.ts";
@@ -65,14 +66,13 @@ export async function createSync(deps: SyncDeps): Promise<SyncServices> {
     rangeSync.onPeerStatus(status);
     backfill.wake();
   });
+  const statusRefresh = new StatusRefreshAfterRounds();
   rangeSync.on("done", (head, progressed) => {
     // peers may have moved on while we imported: go again if one is still ahead (and the
     // round got somewhere: a peer whose status claims more than it serves waits for its next status)
     if (progressed) for (const p of peers.syncPeers()) rangeSync.onPeerStatus(p.status);
-    // the round went as far as the heads the peers last told us; while we imported, the chain
-    // moved on. Still behind the clock, ask them where they are now: their answers start the next
-    // round, where waiting for their next status (minutes) would leave the node behind, out of gossip
-    if (progressed && !rangeSync.isSyncing() && chain.currentSlot() - head >= SYNC_DISTANCE_SLOTS) peers.refreshStatuses();
+    // still behind the clock: ask the peers where they are now (their answers start the next round)
+    if (!rangeSync.isSyncing() && statusRefresh.shouldRefresh(head, progressed, chain.currentSlot())) peers.refreshStatuses();
     backfill.wake();
   });
 

@@ -1,5 +1,5 @@
 import {spawn, type ChildProcess} from "node:child_process";
-import {appendFileSync, mkdtempSync, rmSync} from "node:fs";
+import {appendFileSync, mkdirSync, mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -55,6 +55,7 @@ export class NodeProcess {
     });
     // E2E_LOG_DIR keeps every node's log lines in a file of its own, to read after a failed run
     const logFile = process.env.E2E_LOG_DIR ? join(process.env.E2E_LOG_DIR, `node-${this.proc.pid}.log`) : null;
+    if (process.env.E2E_LOG_DIR) mkdirSync(process.env.E2E_LOG_DIR, {recursive: true});
     if (logFile) this.proc.stdout!.on("data", (chunk: Buffer) => appendFileSync(logFile, chunk));
     readLogLines(this.proc.stdout!, (line) => {
       this.logs.push(line);
@@ -77,7 +78,11 @@ export class NodeProcess {
         throw new Error(`node exited (${this.proc.exitCode ?? this.proc.signalCode}) before ${what}; stderr: ${this.stderr.join("").slice(-2000)}`);
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; last lines: ${JSON.stringify(this.logs.slice(-5))}`);
+      if (left <= 0) {
+        // the node's own account of what it was doing: its last info-or-above lines (debug lines would crowd them out)
+        const told = this.logs.filter((l) => Number(l.level) >= 30).slice(-15);
+        throw new Error(`timed out waiting for ${what}; last lines: ${JSON.stringify(told)}`);
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {
