@@ -12,6 +12,7 @@ import {multiaddr} from "@multiformats/multiaddr";
 import {createLibp2p} from "libp2p";
 import {VERSION} from "../version.ts";
 import {getLogger} from "../log.ts";
+import {sendYamuxWindowUpdatesAtHalf} from "./yamuxWindow.ts";
 
 const log = getLogger("network");
 
@@ -86,6 +87,7 @@ export async function createBeaconLibp2p(opts: Libp2pOptions): Promise<BeaconLib
     // loopback and private addresses are where devnets live
     denyDialMultiaddr: () => false,
   };
+  sendYamuxWindowUpdatesAtHalf();
   const node = await createLibp2p({
     privateKey: privateKeyFromRaw(opts.privateKey),
     addresses: {listen},
