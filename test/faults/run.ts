@@ -3,7 +3,8 @@ import {runSplit} from "./split.ts";
 /**
  * `npm run faults:split`: the whole split-network run of test/faults/split.ts: cut in two for
  * SPLIT_EPOCHS epochs (default 3), healed, then node 3's links flapping every FLAP_SECONDS
- * (default 3) for FLAP_EPOCHS epochs (default 3; 0: no flapping); SPLIT_MODE `refuse` (default) or `stall`.
+ * (default 3) for FLAP_EPOCHS epochs (default 3; 0: no flapping); SPLIT_MODE `refuse` (default) or `stall`;
+ * SPLIT_FINALITY=0 leaves out the wait for finality after the heal (the suite's slice).
  * SPLIT_SECONDS_PER_SLOT (default 3, see below); SPLIT_CPU_PROF=<dir>: node 0 writes a CPU
  * profile there. Prints the report; exits 1 if it found a problem.
  *
@@ -20,6 +21,7 @@ import {runSplit} from "./split.ts";
 const report = await runSplit({
   cutEpochs: Number(process.env.SPLIT_EPOCHS ?? 3),
   mode: process.env.SPLIT_MODE === "stall" ? "stall" : "refuse",
+  finality: process.env.SPLIT_FINALITY !== "0",
   secondsPerSlot: Number(process.env.SPLIT_SECONDS_PER_SLOT ?? 3),
   flap: Number(process.env.FLAP_EPOCHS ?? 3) > 0 ? {seconds: Number(process.env.FLAP_SECONDS ?? 3), epochs: Number(process.env.FLAP_EPOCHS ?? 3)} : undefined,
   cpuProfileDir: process.env.SPLIT_CPU_PROF,
