@@ -2,8 +2,9 @@ import {type CachedBeaconStateAllForks, computeEpochAtSlot, computeStartSlotAtEp
 import type {Attestation, SignedAggregateAndProof, electra, phase0} from "@lodestar/types";
 import {toHex, toRootHex} from "@lodestar/utils";
 import {getLogger} from "../log.ts";
-import {type CommitteeAggregate, aggregateKey, countBits, isSuperset, mergeDisjoint, toNetworkAttestation} from "./aggregate.ts";
+import {type CommitteeAggregate, aggregateKey, countBits, isSuperset, toNetworkAttestation} from "./aggregate.ts";
 import {packAttestations} from "./attestationPacking.ts";
+import {RunningAggregate} from "./runningAggregate.ts";
 import {type SeenChecks, validateAggregateAndProof, validateSingleAttestation} from "./attestationValidation.ts";
 import type {PoolDeps, PoolEmitter} from "./types.ts";
 import {SubmissionsInFlight, deleteBelow, getOrCreate, markSeen} from "./util.ts";
@@ -22,7 +23,7 @@ export class AttestationPool {
   private readonly deps: PoolDeps;
   private readonly emitter: PoolEmitter;
   /** the running aggregate of the single attestations received for each data and committee */
-  private readonly singles: BySlot<CommitteeAggregate> = new Map();
+  private readonly singles: BySlot<RunningAggregate> = new Map();
   /** aggregates from aggregate-and-proofs; in one list none has a subset of another's bits */
   private readonly aggregates: BySlot<CommitteeAggregate[]> = new Map();
   /** target epoch → attesters whose single attestation was accepted */
@@ -54,10 +55,11 @@ export class AttestationPool {
       return;
     }
     const {aggregate, targetEpoch} = validated;
-    const bySlot = getOrCreate(this.singles, aggregate.data.slot, () => new Map<string, CommitteeAggregate>());
+    const bySlot = getOrCreate(this.singles, aggregate.data.slot, () => new Map<string, RunningAggregate>());
     const key = aggregateKey(aggregate.dataRootHex, aggregate.committeeIndex);
     const running = bySlot.get(key);
-    bySlot.set(key, running ? mergeDisjoint(running, aggregate) : {...aggregate, aggregationBits: aggregate.aggregationBits.clone()});
+    if (running) running.add(aggregate);
+    else bySlot.set(key, new RunningAggregate(aggregate));
     this.deps.onAttestationVotes(aggregate.attesters, toRootHex(aggregate.data.beaconBlockRoot), targetEpoch, aggregate.data.slot);
     if ("attesterIndex" in att) this.emitter.emit("single_attestation", att);
     else this.emitter.emit("attestation", att);
@@ -94,8 +96,8 @@ export class AttestationPool {
   getAggregate(slot: number, attestationDataRoot: Uint8Array, committeeIndex?: number): Attestation | null {
     const rootHex = toRootHex(attestationDataRoot);
     let best: CommitteeAggregate | null = null;
-    for (const agg of this.candidatesAtSlot(slot)) {
-      if (agg.dataRootHex !== rootHex || (committeeIndex !== undefined && agg.committeeIndex !== committeeIndex)) continue;
+    const matches = (group: {dataRootHex: string; committeeIndex: number}) => group.dataRootHex === rootHex && (committeeIndex === undefined || group.committeeIndex === committeeIndex);
+    for (const agg of this.candidatesAtSlot(slot, matches)) {
       if (!best || countBits(agg.aggregationBits) > countBits(best.aggregationBits)) best = agg;
     }
     return best ? toNetworkAttestation(this.deps.config, best) : null;
@@ -131,7 +133,9 @@ export class AttestationPool {
     return [...new Set([...this.singles.keys(), ...this.aggregates.keys()])].sort((a, b) => a - b);
   }
 
-  private candidatesAtSlot(slot: number): CommitteeAggregate[] {
-    return [...(this.singles.get(slot)?.values() ?? []), ...[...(this.aggregates.get(slot)?.values() ?? [])].flat()];
+  /** The aggregates of a slot (of the groups `matches` picks: the running ones are read only then). */
+  private candidatesAtSlot(slot: number, matches: (group: {dataRootHex: string; committeeIndex: number}) => boolean = () => true): CommitteeAggregate[] {
+    const singles = [...(this.singles.get(slot)?.values() ?? [])].filter(matches).map((running) => running.aggregate());
+    return [...singles, ...[...(this.aggregates.get(slot)?.values() ?? [])].flat().filter(matches)];
   }
 }
