@@ -65,7 +65,7 @@ describe("gossip message counts", () => {
     expect(new Set(e.samples.filter((s) => s.name === "received_total").map((s) => s.labels.type))).toEqual(new Set(["unknown", "beacon_block"]));
   });
 
-  it("times each message from arrival to verdict, and counts those ignored unvalidated while 1,024 are in validation", async () => {
+  it("times each message from arrival to verdict, and counts those ignored unvalidated while 1,024 of their type are in validation", async () => {
     const registry = new Registry();
     const metrics = {
       ...counters(registry),
@@ -77,19 +77,28 @@ describe("gossip message counts", () => {
     const gate = new Promise<void>((resolve) => (open = resolve));
     // the router's clock is the test's: the blocks wait in validation 100 ms of it
     let clockMs = 0;
-    const {router, results, send} = routerWith(metrics, {beacon_block: async () => (await gate, {result: "ACCEPT", reason: ""})}, () => clockMs);
+    const {router, results, send} = routerWith(
+      metrics,
+      {beacon_block: async () => (await gate, {result: "ACCEPT", reason: ""}), beacon_aggregate_and_proof: async () => ({result: "ACCEPT", reason: ""})},
+      () => clockMs
+    );
     const topic = stringifyTopic(config, {type: "beacon_block", boundary});
     const type = sszTypesFor(boundary.fork).SignedBeaconBlock;
     const block = type.serialize(type.defaultValue());
     for (let i = 0; i < 1030; i++) send(topic, block);
     // the six past 1,024 in flight are ignored at once, without validation
     expect(results).toEqual(Array(6).fill(TopicValidatorResult.Ignore));
+    // the limit is each type's: an aggregate is validated while the blocks fill theirs
+    const aggregateType = sszTypesFor(boundary.fork).SignedAggregateAndProof;
+    send(stringifyTopic(config, {type: "beacon_aggregate_and_proof", boundary}), aggregateType.serialize(aggregateType.defaultValue()));
+    while (results.length < 7) await new Promise((resolve) => setImmediate(resolve));
+    expect(results[6]).toBe(TopicValidatorResult.Accept);
     clockMs += 100;
     open();
-    while (results.length < 1030) await new Promise((resolve) => setImmediate(resolve));
+    while (results.length < 1031) await new Promise((resolve) => setImmediate(resolve));
     router.stop();
 
-    expect(results.filter((r) => r === TopicValidatorResult.Accept)).toHaveLength(1024);
+    expect(results.filter((r) => r === TopicValidatorResult.Accept)).toHaveLength(1025);
     const e = parseExposition(await registry.metrics());
     expect(sampleValue(e, "overloaded_total", {type: "beacon_block"})).toBe(6);
     expect(sampleValue(e, "received_total", {type: "beacon_block", result: "ignore"})).toBe(6);
