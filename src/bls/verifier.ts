@@ -7,7 +7,12 @@ import {verifyJobs} from "./verifyJobs.ts";
  * off the event loop; `verifyOnThisThread` does the same work where it is called (tests, tools).
  */
 export interface SignatureVerifier {
-  verify(sets: ISignatureSet[], pubkeyCache: PubkeyCache): Promise<boolean>;
+  verify(sets: ISignatureSet[], pubkeyCache: PubkeyCache, opts?: VerifyOptions): Promise<boolean>;
+}
+
+export interface VerifyOptions {
+  /** checked before the sets already waiting (a block's, which the chain waits on, ahead of a slot's gossip) */
+  priority?: boolean;
 }
 
 export const verifyOnThisThread: SignatureVerifier = {

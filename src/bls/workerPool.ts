@@ -1,7 +1,7 @@
 import {Worker} from "node:worker_threads";
 import type {ISignatureSet, PubkeyCache} from "@lodestar/state-transition";
 import {getLogger} from "../log.ts";
-import {serializeSet, type SerializedSet, type SignatureVerifier} from "./verifier.ts";
+import {serializeSet, type SerializedSet, type SignatureVerifier, type VerifyOptions} from "./verifier.ts";
 import {verifyJobs} from "./verifyJobs.ts";
 import {LoopTurns, StepCost} from "../loopTurns.ts";
 
@@ -86,7 +86,7 @@ export class BlsWorkerPool implements SignatureVerifier {
     return this.workers.length;
   }
 
-  verify(sets: ISignatureSet[], pubkeyCache: PubkeyCache): Promise<boolean> {
+  verify(sets: ISignatureSet[], pubkeyCache: PubkeyCache, opts: VerifyOptions = {}): Promise<boolean> {
     if (sets.length === 0) return Promise.resolve(true);
     if (this.closed) return Promise.reject(new Error("BLS worker pool closed"));
     let serialized: SerializedSet[];
@@ -97,9 +97,15 @@ export class BlsWorkerPool implements SignatureVerifier {
       return Promise.resolve(false);
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({sets: serialized, resolve, reject});
+      const job = {sets: serialized, resolve, reject};
+      if (opts.priority) this.queue.unshift(job);
+      else this.queue.push(job);
       this.queuedSets += serialized.length;
-      // a full batch need not wait for the turn's other jobs, nor for the event loop to turn
+      // a priority job goes at once to a worker with room, busy or not, in a batch of its own
+      // (with what follows it in the queue); a full batch need not wait for the turn's other
+      // jobs, nor for the event loop to turn
+      const target = opts.priority ? this.leastLoaded() : undefined;
+      if (target) this.post(target, this.takeBatch());
       if (this.workers.length > 0) this.postFullBatches();
       if (this.queue.length > 0) this.scheduleFlush();
     });
@@ -157,11 +163,17 @@ export class BlsWorkerPool implements SignatureVerifier {
   /** Every full batch the queue holds, each to the worker with the fewest sets posted, while one has room. */
   private postFullBatches(): void {
     while (this.queuedSets >= MAX_BATCH_SETS) {
-      let target: PoolWorker | undefined;
-      for (const pw of this.workers) if (pw.batches.size < MAX_BATCHES_PER_WORKER && (!target || pw.sets < target.sets)) target = pw;
+      const target = this.leastLoaded();
       if (!target) return;
       this.post(target, this.takeBatch());
     }
+  }
+
+  /** The worker with the fewest sets posted, of those with room for another batch. */
+  private leastLoaded(): PoolWorker | undefined {
+    let target: PoolWorker | undefined;
+    for (const pw of this.workers) if (pw.batches.size < MAX_BATCHES_PER_WORKER && (!target || pw.sets < target.sets)) target = pw;
+    return target;
   }
 
   private post(pw: PoolWorker, jobs: Job[]): void {

@@ -96,7 +96,7 @@ export async function verifyBlock(
   let signaturesValid: Promise<boolean> = Promise.resolve(true);
   if (!trusted) {
     const sets = getBlockSignatureSets(preState.config, preState.epochCtx.currentSyncCommitteeIndexed, preState as never, signedBlock, indexedAttestations);
-    signaturesValid = verifier.verify(sets, preState.epochCtx.pubkeyCache);
+    signaturesValid = verifier.verify(sets, preState.epochCtx.pubkeyCache, {priority: true});
     // a failure before they are awaited must not go unhandled
     signaturesValid.catch(() => {});
   }

@@ -73,6 +73,31 @@ describe("BLS worker pool, full batches", () => {
     expect(await Promise.all(more)).toEqual([true, false]);
     expect(pool.batchesInFlight).toBe(0);
   });
+
+  it("a priority job (a block's) goes to a busy worker at once, ahead of the queue's waiting jobs, and is answered before them", async () => {
+    // ten batches' worth: eight posted (the most a worker holds), two waiting in the queue
+    const jobs = Array.from({length: 10 * 128}, (_, j) => [indexed(j % 8, j)]);
+    const answered: string[] = [];
+    const verdicts = jobs.map((sets, j) => pool.verify(sets, pubkeyCache).then((v) => (answered.push(`gossip ${j}`), v)));
+    expect(pool.batchesInFlight).toBe(8);
+    const block = pool.verify([indexed(3, 5000), aggregate([0, 1, 2], 5001)], pubkeyCache, {priority: true}).then((v) => (answered.push("block"), v));
+    // no room at the worker: it waits at the front of the queue, and goes with the next batch posted
+    expect(pool.batchesInFlight).toBe(8);
+    const badBlock = pool.verify([wrongSigner(4, 5002)], pubkeyCache, {priority: true}).then((v) => (answered.push("bad block"), v));
+    expect(await block).toBe(true);
+    expect(await badBlock).toBe(false);
+    expect(await Promise.all(verdicts)).toEqual(jobs.map(() => true));
+    // answered after the eight batches the worker held, before the two that waited in the queue
+    expect(answered.indexOf("block")).toBeGreaterThanOrEqual(8 * 128);
+    expect(answered.indexOf("block")).toBeLessThan(answered.indexOf("gossip 1024"));
+    expect(answered.indexOf("bad block")).toBeLessThan(answered.indexOf("gossip 1024"));
+  });
+
+  it("a priority job on an idle pool goes at once, in a batch of its own", async () => {
+    const verdict = pool.verify([indexed(5, 6000)], pubkeyCache, {priority: true});
+    expect(pool.batchesInFlight).toBe(1);
+    expect(await verdict).toBe(true);
+  });
 });
 
 describe("BLS checks on the event loop", () => {

@@ -48,7 +48,7 @@ export function createBlockValidator(deps: GossipValidatorDeps): GossipValidator
 
     const {pubkeyCache} = chain.getHeadState().epochCtx;
     if (!pubkeyCache.get(proposerIndex)) return ignore(`proposer ${proposerIndex} is not a known validator`);
-    if (!(await chain.verifier.verify([getBlockProposerSignatureSet(config, signed)], pubkeyCache))) {
+    if (!(await chain.verifier.verify([getBlockProposerSignatureSet(config, signed)], pubkeyCache, {priority: true}))) {
       return reject(`invalid proposer signature (proposer ${proposerIndex}, slot ${slot})`);
     }
     // another block of this proposer may have passed while the signature was checked

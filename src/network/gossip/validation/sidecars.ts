@@ -56,7 +56,7 @@ async function headerOutcome(deps: GossipValidatorDeps, signedHeader: phase0.Sig
 
   const {pubkeyCache} = chain.getHeadState().epochCtx;
   if (!pubkeyCache.get(proposerIndex)) return ignore(`proposer ${proposerIndex} is not a known validator`);
-  if (!(await chain.verifier.verify([getBlockHeaderProposerSignatureSetByHeaderSlot(config, signedHeader)], pubkeyCache))) {
+  if (!(await chain.verifier.verify([getBlockHeaderProposerSignatureSetByHeaderSlot(config, signedHeader)], pubkeyCache, {priority: true}))) {
     return reject(`invalid proposer signature on the sidecar's block header (proposer ${proposerIndex}, slot ${slot})`);
   }
   const parentRule = parentOutcome(deps, header, finalized, finalizedSlot);
