@@ -129,7 +129,7 @@ export function printGossipReport(run: GossipRun): void {
       ["REST, light mix every 50 ms", `${lat.length} requests, p50 ${fmt(percentile(lat, 0.5), 1)} ms, p99 ${fmt(percentile(lat, 0.99), 1)} ms, max ${fmt(Math.max(...lat), 0)} ms, ${run.rest.failures} failed or not 200`],
       ["node CPU over the window", `${fmt(run.cpuSeconds, 1)} s (${fmt((100 * run.cpuSeconds) / run.windowSeconds)}% of one core)`],
       ["node RSS", `${fmt(run.rss.start)} MiB at the start, ${fmt(run.rss.peak)} peak, ${fmt(run.rss.end)} at the end`],
-      ["blst alone, the run's signature sets", `${fmt(run.blst.sets)} sets in ${fmt(run.blst.seconds, 2)} s on ${run.blst.threads} thread(s) (${fmt(run.blst.cpuSeconds, 2)} s of CPU): ${fmt(run.blst.setsPerSecond)} sets/s; the sets of a slot take ${fmt(run.blst.seconds / run.slots, 2)} s of its 12`],
+      ["blst alone, the run's signature sets", `${fmt(run.blst.sets)} sets in ${fmt(run.blst.seconds, 2)} s from ${run.blst.threads} thread(s) (${fmt(run.blst.cpuSeconds, 2)} s of CPU, blst's own threads included): ${fmt(run.blst.setsPerSecond)} sets/s; the sets of a slot take ${fmt(run.blst.seconds / run.slots, 2)} s of its 12`],
       ["CPU per set: node (all its work) / blst alone", `${fmt(nodeCpuPerSet, 0)} µs / ${fmt(rawCpuPerSet, 0)} µs: blst alone is ${fmt((100 * rawCpuPerSet) / nodeCpuPerSet)}% of the node's cost`],
       ["driver", `published up to ${fmt(run.publishLateMs)} ms after a message's moment; failed publishes: ${[...run.publishErrors].map(([e, n]) => `${n} (${e})`).join(", ") || "none"}`],
     ]
