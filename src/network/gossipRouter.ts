@@ -19,7 +19,7 @@ const log = getLogger("network");
  * attestations in validation). Single attestations come in tens of thousands a slot to a node on
  * every subnet, most within a second or two of each other, and are worth validating for the rest
  * of the slot: they wait for the BLS threads rather than be dropped at 1,024 while the threads
- * have half the slot free (bench:gossip). Lodestar's gossip queues are of the same sizes.
+ * have half the slot free (bench:gossip). Lighthouse's gossip queues are of these sizes.
  */
 const MAX_VALIDATIONS_IN_FLIGHT: Partial<Record<GossipType, number>> = {
   beacon_attestation: 16_384,
