@@ -3,6 +3,7 @@ import type {ISignatureSet, PubkeyCache} from "@lodestar/state-transition";
 import {getLogger} from "../log.ts";
 import {serializeSet, type SerializedSet, type SignatureVerifier, type VerifyOptions} from "./verifier.ts";
 import {verifyJobs} from "./verifyJobs.ts";
+import {JobQueue} from "./jobQueue.ts";
 import {LoopTurns, StepCost} from "../loopTurns.ts";
 
 const log = getLogger("bls");
@@ -65,12 +66,10 @@ interface PoolWorker {
  */
 export class BlsWorkerPool implements SignatureVerifier {
   private readonly workers: PoolWorker[] = [];
-  private readonly queue: Job[] = [];
+  private readonly queue = new JobQueue<Job>();
   private nextId = 0;
   private flushScheduled = false;
   private closed = false;
-  /** sets waiting in `queue` */
-  private queuedSets = 0;
   /** the on-loop cost of a set, over the batches checked */
   private readonly setCost = new StepCost(INITIAL_MS_PER_SET);
 
@@ -98,9 +97,7 @@ export class BlsWorkerPool implements SignatureVerifier {
     }
     return new Promise((resolve, reject) => {
       const job = {sets: serialized, resolve, reject};
-      if (opts.priority) this.queue.unshift(job);
-      else this.queue.push(job);
-      this.queuedSets += serialized.length;
+      this.queue.push(job, opts.priority);
       // a priority job goes at once to a worker with room, busy or not, in a batch of its own
       // (with what follows it in the queue); a full batch need not wait for the turn's other
       // jobs, nor for the event loop to turn
@@ -113,8 +110,7 @@ export class BlsWorkerPool implements SignatureVerifier {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error("BLS worker pool closed"));
-    this.queuedSets = 0;
+    for (const job of this.queue.drain()) job.reject(new Error("BLS worker pool closed"));
     await Promise.all(this.workers.map(({worker}) => worker.terminate()));
   }
 
@@ -129,7 +125,7 @@ export class BlsWorkerPool implements SignatureVerifier {
     // before the step's turn, as it waits behind the other CPU-bound steps (the node's signing)
     if (this.workers.length > 0) setImmediate(flush);
     // its cost as it will be when its turn comes: the batch it will take, at the measured rate
-    else void this.turns.run(flush, () => Math.min(this.queuedSets, this.setsPerTurn()) * this.setCost.ms);
+    else void this.turns.run(flush, () => Math.min(this.queue.sets, this.setsPerTurn()) * this.setCost.ms);
   }
 
   private flush(): void {
@@ -162,7 +158,7 @@ export class BlsWorkerPool implements SignatureVerifier {
 
   /** Every full batch the queue holds, each to the worker with the fewest sets posted, while one has room. */
   private postFullBatches(): void {
-    while (this.queuedSets >= MAX_BATCH_SETS) {
+    while (this.queue.sets >= MAX_BATCH_SETS) {
       const target = this.leastLoaded();
       if (!target) return;
       this.post(target, this.takeBatch());
@@ -190,17 +186,9 @@ export class BlsWorkerPool implements SignatureVerifier {
     return Math.max(1, Math.min(MAX_BATCH_SETS_ON_LOOP, Math.floor(this.turns.budgetMs / this.setCost.ms)));
   }
 
-  /** The next jobs of the queue, up to `maxSets` sets (at least one job). */
+  /** The next jobs of the queue, up to `maxSets` sets (at least one job): see JobQueue for their order. */
   private takeBatch(maxSets = MAX_BATCH_SETS): Job[] {
-    const jobs: Job[] = [];
-    let count = 0;
-    while (this.queue.length > 0 && (jobs.length === 0 || count + this.queue[0].sets.length <= maxSets)) {
-      const job = this.queue.shift()!;
-      jobs.push(job);
-      count += job.sets.length;
-      this.queuedSets -= job.sets.length;
-    }
-    return jobs;
+    return this.queue.take(maxSets);
   }
 
   private startWorker(): PoolWorker {
