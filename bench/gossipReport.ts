@@ -107,7 +107,7 @@ export function printGossipReport(run: GossipRun): void {
   );
   console.log(
     `"received": verdicts the node gave (every message sent is valid and on time: an ignore is the node's own lateness, "overloaded" those ignored unvalidated\n` +
-      `with ${"1,024"} already in validation); "mainnet/slot": at ${fmt(run.validators)} validators (≈: the spec's expected 16 aggregators a committee or subcommittee);\n` +
+      `with as many of their type already in validation: 16,384 attestations, 4,096 aggregates or sync messages, 1,024 others); "mainnet/slot": at ${fmt(run.validators)} validators (≈: the spec's expected 16 aggregators a committee or subcommittee);\n` +
       `latencies from the node's histogram (the bound of the bucket); the raw decoding on the bench's thread, before the node started.`
   );
 
