@@ -102,8 +102,9 @@ export function serverCommand<O extends {logLevel: LogDirective; logFormat: "tex
   return (args) =>
     runCommand(spec, args, async (opts) => {
       initLogging({directive: opts.logLevel, format: opts.logFormat});
+      const signalled = untilSignal();
       const server = await start(opts);
-      await untilSignal();
+      await signalled;
       await server.close();
       return 0;
     });
@@ -178,6 +179,8 @@ export function untilSignal(): Promise<string> {
 async function runNode(opts: NodeOptions, compat: CompatLoader | undefined): Promise<number> {
   // a taken port refuses the start now, in one line, before the node's modules load
   await checkPortsFree(nodePortClaims(opts));
+  // a signal while the node starts stops it once started, rather than kill it half-way
+  const signalled = untilSignal();
   const {startNode} = await import("../node.ts");
   const node = await startNode(opts);
   // the JSON-RPC layer (compat/) is handed in by the launcher: the node itself knows nothing of it
@@ -187,19 +190,20 @@ async function runNode(opts: NodeOptions, compat: CompatLoader | undefined): Pro
         throw e;
       })
     : null;
-  await untilSignal();
+  await signalled;
   await rpc?.close();
   await node.stop();
   return 0;
 }
 
 async function runDevnet(opts: DevnetOptions): Promise<number> {
+  const signalled = untilSignal();
   const {startDevnet} = await import("../devnet.ts");
   const devnet = await startDevnet(opts);
   for (const node of devnet.nodes) process.stdout.write(`node ${node.index}: REST ${node.restUrl}, log ${opts.dataDir}/node-${node.index}.log\n`);
   const epochMs = opts.secondsPerSlot * (opts.preset === "minimal" ? 8 : 32) * 1000;
   const timer = setInterval(() => void devnet.status().then((lines) => process.stdout.write(lines.join("\n") + "\n")), epochMs);
-  await untilSignal();
+  await signalled;
   clearInterval(timer);
   await devnet.stop();
   return 0;

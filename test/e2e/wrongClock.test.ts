@@ -52,7 +52,7 @@ describe("a wrong clock in one node of a devnet", () => {
       const common = ["--seconds-per-slot", "1", "--genesis-fork", "phase0", "--genesis-time", String(genesisTime), "--validators", "64"];
       const [idA, idB] = [await presetIdentity(dirs[0]), await presetIdentity(dirs[1])];
       const [portA, portB] = [await freePort(), await freePort()];
-      const listen = (port: number) => ["--listen-address", "127.0.0.1", "--tcp-port", String(port), "--no-discovery"];
+      const listen = (port: number) => ["--listen-address", "127.0.0.1", "--tcp-port", String(port), "--no-quic", "--no-discovery"];
       const addressOf = (port: number, id: string) => `/ip4/127.0.0.1/tcp/${port}/p2p/${id}`;
       const a = start(restNodeArgs(dirs[0], [...common, ...listen(portA), "--dev-validators", "0..27"]));
       const b = start(restNodeArgs(dirs[1], [...common, ...listen(portB), "--direct-peer", addressOf(portA, idA), "--dev-validators", "28..55"]));

@@ -114,7 +114,7 @@ export class ProxiedDevnet {
       const peers = Array.from({length: i}, (_, a) => ["--direct-peer", `/ip4/127.0.0.1/tcp/${this.link(a, i).port}/p2p/${peerIds[a]}`]).flat();
       const args = [
         "node", "--rest", "--rest-port", "0", "--data-dir", dir,
-        "--listen-address", "127.0.0.1", "--tcp-port", String(ports[i]), "--no-discovery",
+        "--listen-address", "127.0.0.1", "--tcp-port", String(ports[i]), "--no-quic", "--no-discovery",
         "--seconds-per-slot", String(secondsPerSlot),
         ...chain, "--dev-validators", shareOf(i, n, validators),
         ...peers, ...(this.opts.extraArgs?.(i) ?? []),
