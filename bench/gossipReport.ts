@@ -7,6 +7,7 @@ import type {BlstCeiling, DecodeCost} from "./gossipCeiling.ts";
 import {GOSSIP_KINDS, type GossipKind, type GossipRecord} from "./gossipCache.ts";
 import {printColumns} from "./harness.ts";
 import {OUR_NAME} from "./machine.ts";
+import {DEFAULT_MAX_VALIDATIONS_IN_FLIGHT, maxValidationsInFlight} from "../src/network/gossip/validationLimits.ts";
 
 export interface GossipRun {
   machine: string;
@@ -105,9 +106,10 @@ export function printGossipReport(run: GossipRun): void {
     ["topic", "offered/slot", "mainnet/slot", "received", "accept", "ignore", "overloaded", "reject", "validated/s", "arrival→verdict p50", "p99", "snappy + SSZ µs/msg (raw)"],
     lines
   );
+  const limits = `${fmt(maxValidationsInFlight("beacon_attestation"))} attestations, ${fmt(maxValidationsInFlight("beacon_aggregate_and_proof"))} aggregates, ${fmt(maxValidationsInFlight("sync_committee"))} sync messages, ${fmt(DEFAULT_MAX_VALIDATIONS_IN_FLIGHT)} others`;
   console.log(
     `"received": verdicts the node gave (every message sent is valid and on time: an ignore is the node's own lateness, "overloaded" those ignored unvalidated\n` +
-      `with as many of their type already in validation: 16,384 attestations, 4,096 aggregates or sync messages, 1,024 others); "mainnet/slot": at ${fmt(run.validators)} validators (≈: the spec's expected 16 aggregators a committee or subcommittee);\n` +
+      `with as many of their type already in validation: ${limits}); "mainnet/slot": at ${fmt(run.validators)} validators (≈: the spec's expected 16 aggregators a committee or subcommittee);\n` +
       `latencies from the node's histogram (the bound of the bucket); the raw decoding on the bench's thread, before the node started.`
   );
 

@@ -210,12 +210,13 @@ async function runDevnet(opts: DevnetOptions): Promise<number> {
 }
 
 async function runValidator(opts: ValidatorOptions): Promise<number> {
+  const signalled = untilSignal();
   // The preset must be fixed before lodestar loads: take the beacon node's.
   process.env.LODESTAR_PRESET ??= await fetchPresetBase(...opts.beaconNodes);
   const {startStandaloneValidator} = await import("../validator/standalone.ts");
   const validator = await startStandaloneValidator(opts);
   // a doppelganger found stops the client with exit code 1
-  const halted = await Promise.race([untilSignal().then(() => null), validator.halted]);
+  const halted = await Promise.race([signalled.then(() => null), validator.halted]);
   await validator.stop();
   if (halted === null) return 0;
   process.stderr.write(`beacon-gateway: validator stopped: ${halted}\n`);

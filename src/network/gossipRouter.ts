@@ -10,23 +10,9 @@ import {activeBoundariesAt, gossipSszType, parseTopic, stringifyTopic, subnetCou
 import type {GossipSub} from "./libp2p.ts";
 import type {NodeMetrics} from "../metrics/nodeMetrics.ts";
 import {computeSubnetForAttestation} from "./subnets.ts";
+import {maxValidationsInFlight} from "./gossip/validationLimits.ts";
 
 const log = getLogger("network");
-
-/**
- * Messages of a type validated at once; past this, new ones are ignored rather than queued without
- * bound, and one type's flood never crowds out another's (a block is never ignored for the
- * attestations in validation). Single attestations come in tens of thousands a slot to a node on
- * every subnet, most within a second or two of each other, and are worth validating for the rest
- * of the slot: they wait for the BLS threads rather than be dropped at 1,024 while the threads
- * have half the slot free (bench:gossip). Lighthouse's gossip queues are of these sizes.
- */
-const MAX_VALIDATIONS_IN_FLIGHT: Partial<Record<GossipType, number>> = {
-  beacon_attestation: 16_384,
-  beacon_aggregate_and_proof: 4_096,
-  sync_committee: 4_096,
-};
-const DEFAULT_MAX_VALIDATIONS_IN_FLIGHT = 1_024;
 
 export interface GossipValidationResult {
   result: "ACCEPT" | "IGNORE" | "REJECT";
@@ -194,7 +180,7 @@ export class GossipRouter {
     const validator = topic && this.deps.validators[topic.type];
     if (!topic || !validator) return report(TopicValidatorResult.Reject);
     const inFlight = this.inFlight.get(topic.type) ?? 0;
-    if (inFlight >= (MAX_VALIDATIONS_IN_FLIGHT[topic.type] ?? DEFAULT_MAX_VALIDATIONS_IN_FLIGHT)) {
+    if (inFlight >= maxValidationsInFlight(topic.type)) {
       metrics?.gossipOverloaded?.inc({type: topic.type});
       return report(TopicValidatorResult.Ignore);
     }

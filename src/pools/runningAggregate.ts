@@ -1,5 +1,5 @@
 import {Signature, aggregateSignatures} from "@chainsafe/blst";
-import type {BitArray} from "@chainsafe/ssz";
+import {BitArray} from "@chainsafe/ssz";
 import type {CommitteeAggregate} from "./aggregate.ts";
 
 /** signatures kept before they are folded into the aggregate point */
@@ -26,9 +26,8 @@ export class RunningAggregate {
 
   constructor(first: CommitteeAggregate) {
     this.base = first;
-    this.bits = first.aggregationBits.clone();
-    first.aggregationBits.getTrueBitIndexes().forEach((bit, i) => this.attesterByBit.set(bit, first.attesters[i]));
-    this.pending.push(first.signature);
+    this.bits = BitArray.fromBitLen(first.aggregationBits.bitLen);
+    this.add(first);
   }
 
   /** Adds the attesters of `more` (same data and committee, none of its bits set here yet). */

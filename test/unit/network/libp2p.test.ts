@@ -7,7 +7,8 @@ import {mplex} from "@libp2p/mplex";
 import {ping} from "@libp2p/ping";
 import {tcp} from "@libp2p/tcp";
 import {createLibp2p} from "libp2p";
-import {createBeaconLibp2p, type BeaconLibp2p} from "../../../src/network/libp2p.ts";
+import type {BeaconLibp2p} from "../../../src/network/libp2p.ts";
+import {loopbackHost} from "./loopbackHost.ts";
 import {echoHandler, readToEnd} from "./echoStream.ts";
 
 /**
@@ -24,16 +25,7 @@ let host: BeaconLibp2p;
 let peer: Libp2p;
 
 beforeAll(async () => {
-  const key = await generateKeyPair("secp256k1");
-  host = await createBeaconLibp2p({
-    privateKey: key.raw,
-    listenAddress: "127.0.0.1",
-    tcpPort: 0,
-    quicPort: null,
-    maxConnections: 10,
-    gossip: {},
-    isBanned: () => false,
-  });
+  host = await loopbackHost();
   await host.start();
   await host.handle(
     PROTOCOL,

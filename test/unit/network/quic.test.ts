@@ -1,8 +1,8 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
-import {generateKeyPair} from "@libp2p/crypto/keys";
 import {multiaddr} from "@multiformats/multiaddr";
 import {echoHandler, readToEnd} from "./echoStream.ts";
-import {createBeaconLibp2p, loadQuic, type BeaconLibp2p} from "../../../src/network/libp2p.ts";
+import {loadQuic, type BeaconLibp2p} from "../../../src/network/libp2p.ts";
+import {loopbackHost} from "./loopbackHost.ts";
 
 /**
  * Two of the node's libp2p hosts over QUIC alone (quic-v1 on loopback UDP): the connection is
@@ -14,8 +14,7 @@ const PROTOCOL = "/test/echo/1";
 const hosts: BeaconLibp2p[] = [];
 
 async function host(quicPort: number | null): Promise<BeaconLibp2p> {
-  const key = await generateKeyPair("secp256k1");
-  const h = await createBeaconLibp2p({privateKey: key.raw, listenAddress: "127.0.0.1", tcpPort: 0, quicPort, maxConnections: 10, gossip: {}, isBanned: () => false});
+  const h = await loopbackHost({quicPort});
   await h.start();
   hosts.push(h);
   return h;

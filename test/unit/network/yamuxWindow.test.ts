@@ -1,9 +1,9 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
-import {generateKeyPair} from "@libp2p/crypto/keys";
 import {defaultLogger} from "@libp2p/logger";
 import {StreamState, YamuxStream} from "@libp2p/yamux/stream";
 import {Uint8ArrayList} from "uint8arraylist";
-import {createBeaconLibp2p, type BeaconLibp2p} from "../../../src/network/libp2p.ts";
+import type {BeaconLibp2p} from "../../../src/network/libp2p.ts";
+import {loopbackHost} from "./loopbackHost.ts";
 import {sendYamuxWindowUpdatesAtHalf} from "../../../src/network/yamuxWindow.ts";
 import {echoHandler, readToEnd} from "./echoStream.ts";
 
@@ -88,15 +88,7 @@ describe("yamux between two hosts over loopback", () => {
   const hosts: BeaconLibp2p[] = [];
   beforeAll(async () => {
     for (let i = 0; i < 2; i++) {
-      const host = await createBeaconLibp2p({
-        privateKey: (await generateKeyPair("secp256k1")).raw,
-        listenAddress: "127.0.0.1",
-        tcpPort: 0,
-        quicPort: null,
-        maxConnections: 10,
-        gossip: {},
-        isBanned: () => false,
-      });
+      const host = await loopbackHost();
       await host.start();
       await host.handle(PROTOCOL, echoHandler, {maxInboundStreams: 64});
       hosts.push(host);

@@ -1,13 +1,13 @@
 import {afterEach, describe, expect, it} from "@jest/globals";
 import {BitArray} from "@chainsafe/ssz";
-import {generateKeyPair} from "@libp2p/crypto/keys";
 import {peerIdFromString} from "@libp2p/peer-id";
 import {createBeaconConfig} from "@lodestar/config";
 import type {fulu} from "@lodestar/types";
 import {multiaddr} from "@multiformats/multiaddr";
 import {once} from "node:events";
 import {devChainConfig} from "../../../../src/config/chainConfig.ts";
-import {createBeaconLibp2p, type BeaconLibp2p} from "../../../../src/network/libp2p.ts";
+import type {BeaconLibp2p} from "../../../../src/network/libp2p.ts";
+import {loopbackHost} from "../loopbackHost.ts";
 import {PeerManager, type PeerManagerOptions} from "../../../../src/network/peers/peerManager.ts";
 import {PeerScores} from "../../../../src/network/peers/peerScore.ts";
 import {ReqResp} from "../../../../src/network/reqresp/index.ts";
@@ -61,15 +61,7 @@ const SCORE_CLOCK_MS = 1_800_000_000_000;
 async function startNode(status: Status, opts: Partial<PeerManagerOptions> & {managed?: boolean} = {}): Promise<TestNode> {
   // scores on a clock that stands still: what a test reads back is what was reported, undecayed
   const scores = new PeerScores(() => SCORE_CLOCK_MS);
-  const libp2p = await createBeaconLibp2p({
-    privateKey: (await generateKeyPair("secp256k1")).raw,
-    listenAddress: "127.0.0.1",
-    tcpPort: 0,
-    quicPort: null,
-    maxConnections: 10,
-    gossip: {},
-    isBanned: (id) => scores.isBanned(id.toString()),
-  });
+  const libp2p = await loopbackHost({isBanned: (id) => scores.isBanned(id.toString())});
   const goodbyes: TestNode["goodbyes"] = [];
   let onGoodbye: (reason: bigint) => void = () => undefined;
   const goodbye = new Promise<bigint>((resolve) => (onGoodbye = resolve));
