@@ -8,7 +8,8 @@
 //   BENCH_MIX_SLOTS (the window of each run, in slots: an epoch's less two, 6; the other beacon
 //   node is stopped meanwhile, and Lodestar 1.5.1, its head more than an epoch behind the clock
 //   and no peer, answers duties 503 "Node is syncing - waiting for peers" and makes no block again),
-//   BENCH_MIX_SEED (1), BENCH_MIX_REFINE (2 bisections after the doubling steps)
+//   BENCH_MIX_SEED (1), BENCH_MIX_REFINE (2 bisections after the doubling steps), BENCH_MIX_WARMUP (1
+//   window at the fixed rate, unmeasured, before each server's runs)
 import {cpuMicros, getData} from "./harness.ts";
 import {type Category, type MixChain, type MixRequest, mixSchedule, requestKey} from "./mix.ts";
 import {type LoadSummary, type Probe, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
@@ -18,6 +19,7 @@ const RATE = Number(process.env.BENCH_MIX_RATE ?? 1000);
 const MAX_RATE = Number(process.env.BENCH_MIX_MAX ?? 32_000);
 const SEED = Number(process.env.BENCH_MIX_SEED ?? 1);
 const REFINE = Number(process.env.BENCH_MIX_REFINE ?? 2);
+const WARMUP_WINDOWS = Number(process.env.BENCH_MIX_WARMUP ?? 1);
 export const MIX_P99_MS = 5;
 
 export interface MixServer {
@@ -114,6 +116,8 @@ export async function runMix(
   };
   const measureServer = async (server: MixServer, at: Timing, rewrite?: (r: MixRequest) => MixRequest, learn = false): Promise<MixResult> => {
     console.log(`  mix on ${server.name}: ${RATE} req/s offered, ${slots} slots`);
+    // unmeasured first: a server's paths not yet run hot are compiled under its first load (as the single endpoints' warm-up)
+    for (let i = 0; i < WARMUP_WINDOWS; i++) await runAt(server, at, chain, RATE, slots, isolated, rewrite);
     const fixed = await runAt(server, at, chain, RATE, slots, isolated, rewrite);
     if (learn) remember(fixed.schedule, fixed.bytes);
     const cpuByRate = new Map<number, number>();

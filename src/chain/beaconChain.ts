@@ -26,6 +26,7 @@ import {produceBlock} from "./produceBlock.ts";
 import {ProducedPayloads} from "./producedPayloads.ts";
 import {anchorProtoBlock} from "./protoBlock.ts";
 import {HeadStates} from "./headStates.ts";
+import {EpochAdvance} from "./epochAdvance.ts";
 import {TargetShufflings} from "./shufflingCache.ts";
 import {JustifiedBalances} from "./justifiedBalances.ts";
 import {PendingChildren} from "./pendingChildren.ts";
@@ -49,6 +50,7 @@ export class BeaconChain implements IBeaconChain {
   readonly lightClient: LightClientServer;
   /** the state cache and regeneration, and the states on the head */
   private readonly states: HeadStates;
+  private readonly epochAdvance: EpochAdvance;
   private readonly payloadAttributes: PayloadAttributesEvents;
   private readonly justifiedBalances: JustifiedBalances;
   /** blocks being imported, and gossip blocks waiting for one of them as their parent */
@@ -176,11 +178,13 @@ export class BeaconChain implements IBeaconChain {
     };
     this.onSlotListener = (slot) => this.onSlot(slot);
     clock.on("slot", this.onSlotListener);
+    this.epochAdvance = new EpochAdvance({clock, headSlot: () => this.head.slot, advanceHeadInto: (epoch) => this.states.atEpoch(epoch)});
   }
 
   /** Stops reacting to the clock and waits for the block being imported, if any. */
   async close(): Promise<void> {
     this.clock.off("slot", this.onSlotListener);
+    this.epochAdvance.stop();
     await this.importQueue;
     await this.sidecarRetention?.whenIdle();
     await this.dataAvailability.close();
