@@ -74,7 +74,7 @@ describe("EpochAdvance: the head state advanced into the next epoch ahead of its
     expect(calls).toEqual([]);
   });
 
-  it("a failed advance is logged, and the next epoch's still runs", async () => {
+  it("a failed advance does not stop the next epoch's", async () => {
     const epochs: number[] = [];
     advance = new EpochAdvance({
       clock,
