@@ -90,18 +90,33 @@ export class StateRegenerator {
     return this.deps.stateCache.has(key) ? key : parentHex;
   }
 
+  /**
+   * `state` (the post-state of `blockRootHex` or one advanced from it) advanced to `slot`,
+   * starting from the latest epoch-start state of the same block already cached on the way, so
+   * an epoch transition done once (by the epoch advance, or for duties) is not done again.
+   */
   advance(blockRootHex: string, state: CachedBeaconStateAllForks, slot: number): CachedBeaconStateAllForks {
     if (state.slot >= slot) return state;
     const key = advancedStateKey(blockRootHex, slot);
     const cached = this.deps.stateCache.get(key);
     if (cached) return cached;
-    const advanced = processSlots(state.clone(true), slot, {dontTransferCache: true});
+    const from = this.latestEpochStartCached(blockRootHex, state.slot, slot) ?? state;
+    const advanced = processSlots(from.clone(true), slot, {dontTransferCache: true});
     advanced.commit();
     // Epoch-boundary states are asked for again and again (duties, attestation checks, justified balances).
     if (slot % SLOTS_PER_EPOCH === 0 || computeEpochAtSlot(slot) !== computeEpochAtSlot(state.slot)) {
       this.deps.stateCache.add(key, advanced, blockRootHex);
     }
     return advanced;
+  }
+
+  /** The cached state of `blockRootHex` advanced to the latest epoch start in (afterSlot, slot], if any. */
+  private latestEpochStartCached(blockRootHex: string, afterSlot: number, slot: number): CachedBeaconStateAllForks | undefined {
+    for (let epochStart = slot - (slot % SLOTS_PER_EPOCH); epochStart > afterSlot; epochStart -= SLOTS_PER_EPOCH) {
+      const state = this.deps.stateCache.get(advancedStateKey(blockRootHex, epochStart));
+      if (state) return state;
+    }
+    return undefined;
   }
 
   /**
