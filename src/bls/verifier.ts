@@ -1,4 +1,5 @@
-import {getSignatureSetPubkey, type ISignatureSet, type PubkeyCache} from "@lodestar/state-transition";
+import {getSignatureSetPubkey, type ISignatureSet, type PubkeyCache, SignatureSetType} from "@lodestar/state-transition";
+import type {PubkeyTable} from "./pubkeyTable.ts";
 import {verifyJobs} from "./verifyJobs.ts";
 
 /**
@@ -26,14 +27,27 @@ export const verifyOnThisThread: SignatureVerifier = {
   },
 };
 
-/** One signature set as bytes a worker can take: the signing root, the (aggregate) public key uncompressed, the signature as sent. */
+/**
+ * One signature set as a worker can take it: the signing root, the signature as sent, and its
+ * key: either the (aggregate) public key uncompressed, or the signers' validator indices, whose
+ * keys the worker reads from the pool's key table (and sums for an aggregate).
+ */
 export interface SerializedSet {
   msg: Uint8Array;
-  pk: Uint8Array;
   sig: Uint8Array;
+  pk?: Uint8Array;
+  signers?: number[];
 }
 
 /** The set with its public key looked up (aggregated for an aggregate set) and written out; uncompressed keys are read back without a square root. */
-export function serializeSet(set: ISignatureSet, pubkeyCache: PubkeyCache): SerializedSet {
+export function serializeSet(set: ISignatureSet, pubkeyCache: PubkeyCache): SerializedSet & {pk: Uint8Array} {
   return {msg: set.signingRoot, pk: getSignatureSetPubkey(set, pubkeyCache).toBytes(false), sig: set.signature};
+}
+
+/** The set with its signers' indices, their keys written to `table` first where they are not yet (a set with its own key keeps it). */
+export function serializeSetBySigners(set: ISignatureSet, pubkeyCache: PubkeyCache, table: PubkeyTable): SerializedSet {
+  if (set.type === SignatureSetType.single) return serializeSet(set, pubkeyCache);
+  const signers = set.type === SignatureSetType.indexed ? [set.index] : set.indices;
+  table.cover(signers, pubkeyCache);
+  return {msg: set.signingRoot, signers, sig: set.signature};
 }

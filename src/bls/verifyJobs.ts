@@ -1,4 +1,5 @@
-import {PublicKey, Signature, aggregateWithRandomness, verify, verifyMultipleAggregateSignatures, type SignatureSet} from "@chainsafe/blst";
+import {PublicKey, Signature, aggregateSerializedPublicKeys, aggregateWithRandomness, verify, verifyMultipleAggregateSignatures, type SignatureSet} from "@chainsafe/blst";
+import {keyBytesOf} from "./pubkeyTable.ts";
 import type {SerializedSet} from "./verifier.ts";
 
 /**
@@ -6,10 +7,18 @@ import type {SerializedSet} from "./verifier.ts";
  * checked in one batch (one final exponentiation for all); when the batch fails, each caller's
  * sets again on their own, so that one bad signature fails only the job that sent it.
  */
-export function verifyJobs(jobs: SerializedSet[][]): boolean[] {
-  if (verifySets(jobs.flat())) return jobs.map(() => true);
+export function verifyJobs(jobs: SerializedSet[][], keyTable?: Uint8Array): boolean[] {
+  if (verifySets(jobs.flat(), keyTable)) return jobs.map(() => true);
   if (jobs.length === 1) return [false];
-  return jobs.map(verifySets);
+  return jobs.map((sets) => verifySets(sets, keyTable));
+}
+
+/** The set's public key: its own, or its signers' from the key table (summed for several); a key from our own cache is taken as valid. */
+function publicKeyOf(set: SerializedSet, keyTable: Uint8Array | undefined): PublicKey {
+  if (set.pk) return PublicKey.fromBytes(set.pk, false);
+  if (!keyTable || !set.signers || set.signers.length === 0) throw new Error("a set without a key");
+  if (set.signers.length === 1) return PublicKey.fromBytes(keyBytesOf(keyTable, set.signers[0]), false);
+  return aggregateSerializedPublicKeys(set.signers.map((index) => keyBytesOf(keyTable, index)), false);
 }
 
 /**
@@ -18,7 +27,7 @@ export function verifyJobs(jobs: SerializedSet[][]): boolean[] {
  * with the same random scalars, so one pairing checks them all and a forged pair that cancels out
  * (S1 + D, S2 - D) does not pass. A signature that is malformed or not in the group fails the sets.
  */
-function verifySets(sets: SerializedSet[]): boolean {
+function verifySets(sets: SerializedSet[], keyTable: Uint8Array | undefined): boolean {
   if (sets.length === 0) return true;
   const byMessage = new Map<string, SerializedSet[]>();
   for (const set of sets) {
@@ -31,11 +40,11 @@ function verifySets(sets: SerializedSet[]): boolean {
     const folded: SignatureSet[] = [];
     for (const group of byMessage.values()) {
       if (group.length === 1) {
-        const {msg, pk, sig} = group[0];
-        folded.push({msg, pk: PublicKey.fromBytes(pk, false), sig: Signature.fromBytes(sig, true)});
+        const {msg, sig} = group[0];
+        folded.push({msg, pk: publicKeyOf(group[0], keyTable), sig: Signature.fromBytes(sig, true)});
       } else {
-        // a key from our own cache is taken as valid; each signature is group-checked as it is read
-        const {pk, sig} = aggregateWithRandomness(group.map((set) => ({pk: PublicKey.fromBytes(set.pk, false), sig: set.sig})));
+        // each signature is group-checked as it is read
+        const {pk, sig} = aggregateWithRandomness(group.map((set) => ({pk: publicKeyOf(set, keyTable), sig: set.sig})));
         folded.push({msg: group[0].msg, pk, sig});
       }
     }

@@ -1,7 +1,8 @@
 import {Worker} from "node:worker_threads";
 import type {ISignatureSet, PubkeyCache} from "@lodestar/state-transition";
 import {getLogger} from "../log.ts";
-import {serializeSet, type SerializedSet, type SignatureVerifier, type VerifyOptions} from "./verifier.ts";
+import {serializeSet, serializeSetBySigners, type SerializedSet, type SignatureVerifier, type VerifyOptions} from "./verifier.ts";
+import {PubkeyTable} from "./pubkeyTable.ts";
 import {verifyJobs} from "./verifyJobs.ts";
 import {JobQueue} from "./jobQueue.ts";
 import {LoopTurns, StepCost} from "../loopTurns.ts";
@@ -62,7 +63,9 @@ interface PoolWorker {
  * Lodestar's pool and Lighthouse's batch verifier do; a batch that fails is checked again job by
  * job in the worker, so a bad signature fails only its own job. A full batch is posted as soon
  * as its jobs are queued, to the worker with the least work, even mid-turn: workers keep
- * checking while the event loop is held.
+ * checking while the event loop is held. A set goes to a worker as its signers' validator
+ * indices; the worker reads their keys from the shared key table (pubkeyTable.ts) and sums an
+ * aggregate's itself.
  */
 export class BlsWorkerPool implements SignatureVerifier {
   private readonly workers: PoolWorker[] = [];
@@ -74,6 +77,9 @@ export class BlsWorkerPool implements SignatureVerifier {
   private readonly setCost = new StepCost(INITIAL_MS_PER_SET);
 
   private readonly turns: LoopTurns;
+  /** the keys the workers read (sets go to them as signers' indices), from the first key cache asked with */
+  private readonly keyTable = new PubkeyTable();
+  private keyTableCache: PubkeyCache | undefined;
 
   /** `threads` 0: the batches are checked on the event loop, each a step of `turns` */
   constructor(threads: number, turns = new LoopTurns()) {
@@ -90,7 +96,9 @@ export class BlsWorkerPool implements SignatureVerifier {
     if (this.closed) return Promise.reject(new Error("BLS worker pool closed"));
     let serialized: SerializedSet[];
     try {
-      serialized = sets.map((set) => serializeSet(set, pubkeyCache));
+      // the workers read keys from the table; on the event loop, a set's key is written out (no table to fill)
+      const bySigners = this.workers.length > 0 && (this.keyTableCache ??= pubkeyCache) === pubkeyCache;
+      serialized = sets.map((set) => (bySigners ? serializeSetBySigners(set, pubkeyCache, this.keyTable) : serializeSet(set, pubkeyCache)));
     } catch {
       // a validator index the cache does not know: nothing to verify against
       return Promise.resolve(false);
@@ -192,7 +200,7 @@ export class BlsWorkerPool implements SignatureVerifier {
   }
 
   private startWorker(): PoolWorker {
-    const pw: PoolWorker = {worker: new Worker(WORKER_URL, {resourceLimits: WORKER_HEAP}), batches: new Map(), sets: 0};
+    const pw: PoolWorker = {worker: new Worker(WORKER_URL, {resourceLimits: WORKER_HEAP, workerData: {keys: this.keyTable.keys}}), batches: new Map(), sets: 0};
     pw.worker.unref();
     pw.worker.on("message", ({id, results}: {id: number; results: boolean[]}) => {
       const jobs = pw.batches.get(id);

@@ -56,6 +56,37 @@ describe.each([2, 0])("BLS worker pool with %i threads (0: batches checked on th
 
 });
 
+describe("the workers' key table: sets go to the workers as their signers' validator indices", () => {
+  const pool = new BlsWorkerPool(1);
+  afterAll(() => pool.close());
+
+  it("a worker reads keys written after it started, past the table's first growth, for single and aggregate sets", async () => {
+    const cache = createPubkeyCache();
+    // far apart: the table grows (by 65,536 keys at least) after the worker has its view of it
+    const farIndices = [3, 70_000, 200_000, 1_000_000];
+    farIndices.forEach((index, k) => cache.set(index, keys[k].toPublicKey().toBytes()));
+    const at = (index: number, k: number, n: number): ISignatureSet => ({type: SignatureSetType.indexed, index, signingRoot: root(n), signature: keys[k].sign(root(n)).toBytes()});
+    expect(await pool.verify([at(3, 0, 1)], cache)).toBe(true);
+    expect(await pool.verify([at(1_000_000, 3, 2), at(70_000, 1, 2)], cache)).toBe(true);
+    // 200,000 holds key 2, not key 1
+    expect(await pool.verify([at(200_000, 1, 3)], cache)).toBe(false);
+    const sum = aggregateSignatures([0, 1, 2, 3].map((k) => keys[k].sign(root(4)))).toBytes();
+    expect(await pool.verify([{type: SignatureSetType.aggregate, indices: farIndices, signingRoot: root(4), signature: sum}], cache)).toBe(true);
+    expect(await pool.verify([{type: SignatureSetType.aggregate, indices: farIndices.slice(1), signingRoot: root(4), signature: sum}], cache)).toBe(false);
+    // an index the cache does not hold: nothing to verify against
+    expect(await pool.verify([at(5, 0, 5)], cache)).toBe(false);
+  });
+
+  it("a second key cache (another index-to-key mapping) is not read through the first one's table", async () => {
+    // the first cache seen by this pool was the test's above; here index 3 is key 5's
+    const other = createPubkeyCache();
+    other.set(3, keys[5].toPublicKey().toBytes());
+    const byKey5 = {type: SignatureSetType.indexed, index: 3, signingRoot: root(6), signature: keys[5].sign(root(6)).toBytes()} as const;
+    expect(await pool.verify([byKey5], other)).toBe(true);
+    expect(await verifyOnThisThread.verify([byKey5], other)).toBe(true);
+  });
+});
+
 describe("BLS worker pool, full batches", () => {
   const pool = new BlsWorkerPool(1);
   afterAll(() => pool.close());
