@@ -13,6 +13,7 @@ import {createLibp2p} from "libp2p";
 import {VERSION} from "../version.ts";
 import {getLogger} from "../log.ts";
 import {sendYamuxWindowUpdatesAtHalf} from "./yamuxWindow.ts";
+import {consumeWholeBuffersAtOnce} from "./sendQueueConsume.ts";
 
 const log = getLogger("network");
 
@@ -88,6 +89,7 @@ export async function createBeaconLibp2p(opts: Libp2pOptions): Promise<BeaconLib
     denyDialMultiaddr: () => false,
   };
   sendYamuxWindowUpdatesAtHalf();
+  consumeWholeBuffersAtOnce();
   const node = await createLibp2p({
     privateKey: privateKeyFromRaw(opts.privateKey),
     addresses: {listen},
