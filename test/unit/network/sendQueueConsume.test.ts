@@ -1,21 +1,12 @@
 import {describe, expect, it} from "@jest/globals";
-import {defaultLogger} from "@libp2p/logger";
-import {StreamState, YamuxStream} from "@libp2p/yamux/stream";
 // another copy of the library (2.x), left as it is: what `consume` must do
 import {Uint8ArrayList as ReferenceList} from "uint8arraylist";
 import {consumeWholeBuffersAtOnce} from "../../../src/network/sendQueueConsume.ts";
+import {establishedYamuxStream} from "./establishedYamuxStream.ts";
 
 /** A yamux stream's send queue: the list whose `consume` the node changes. */
 function sendQueue(): {append(b: Uint8Array): void; consume(n: number): void; byteLength: number; subarray(): Uint8Array; bufs: Uint8Array[]} {
-  const stream = new YamuxStream({
-    id: "1",
-    streamId: 1,
-    state: StreamState.Established,
-    direction: "outbound",
-    log: defaultLogger().forComponent("test:send-queue"),
-    getRTT: () => -1,
-    sendFrame: () => true,
-  } as unknown as ConstructorParameters<typeof YamuxStream>[0]);
+  const stream = establishedYamuxStream("outbound", () => true);
   return (stream as unknown as {writeBuffer: ReturnType<typeof sendQueue>}).writeBuffer;
 }
 

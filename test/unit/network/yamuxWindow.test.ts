@@ -1,11 +1,10 @@
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
-import {defaultLogger} from "@libp2p/logger";
-import {StreamState, YamuxStream} from "@libp2p/yamux/stream";
 import {Uint8ArrayList} from "uint8arraylist";
 import type {BeaconLibp2p} from "../../../src/network/libp2p.ts";
 import {loopbackHost} from "./loopbackHost.ts";
 import {sendYamuxWindowUpdatesAtHalf} from "../../../src/network/yamuxWindow.ts";
 import {echoHandler, readToEnd} from "./echoStream.ts";
+import {establishedYamuxStream} from "./establishedYamuxStream.ts";
 
 /**
  * Yamux window updates once half the receive window is used (as go-yamux and rust-yamux send
@@ -18,29 +17,15 @@ const DATA = 0;
 const WINDOW_UPDATE = 1;
 const INITIAL_WINDOW = 256 * 1024;
 
-interface FrameHeader {
-  type: number;
-  flag: number;
-  streamID: number;
-  length: number;
-}
 
 /** A receiving stream, and a sender on the other side that sends only within the window granted to it. */
 function receiver() {
   const pending: number[] = [];
   let updates = 0;
-  const stream = new YamuxStream({
-    id: "1",
-    streamId: 1,
-    state: StreamState.Established,
-    direction: "inbound",
-    log: defaultLogger().forComponent("test:yamux"),
-    getRTT: () => -1,
-    sendFrame: (header: FrameHeader) => {
-      if (header.type === WINDOW_UPDATE) pending.push(header.length);
-      return true;
-    },
-  } as unknown as ConstructorParameters<typeof YamuxStream>[0]);
+  const stream = establishedYamuxStream("inbound", (header) => {
+    if (header.type === WINDOW_UPDATE) pending.push(header.length);
+    return true;
+  });
   let senderWindow = INITIAL_WINDOW;
   /** sends `size` bytes in frames no larger than the window left (a sender with none left would wait forever) */
   const send = (size: number) => {
