@@ -24,6 +24,8 @@ export interface GossipDeps {
   /** times peers' gossip blocks and attestations against our slots (clockWatch.ts) */
   clockWatch?: Pick<ClockWatch, "onArrival">;
   currentEpoch(): number;
+  /** whether one of the node's validators aggregates on `subnet` at `slot` (subnets.ts) */
+  aggregatesOn(subnet: number, slot: number): boolean;
   metrics?: Pick<NodeMetrics, "gossipReceived" | "gossipPublished" | "gossipValidation" | "gossipOverloaded">;
 }
 
@@ -47,7 +49,7 @@ export function createGossip(deps: GossipDeps): GossipRouter {
     gossipsub: deps.libp2p.services.gossipsub,
     config,
     currentEpoch: deps.currentEpoch,
-    validators: createGossipValidators({config, chain, pools: deps.pools, clock: chain.clock, importBlock: importGossipBlock}),
+    validators: createGossipValidators({config, chain, pools: deps.pools, clock: chain.clock, importBlock: importGossipBlock, aggregatesOn: deps.aggregatesOn}),
     stateAtEpoch: (epoch) => chain.getHeadStateAtEpoch(epoch),
     committeesPerSlot: async (target) => (await chain.targetShufflings.get(target)).committeesPerSlot,
     onParentUnknown: (block, from) => deps.unknownBlockSync.onUnknownParent(block, from),

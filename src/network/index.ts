@@ -84,7 +84,7 @@ export async function startNetwork(deps: NetworkDeps, opts: NetworkOptions): Pro
   // the node's clock against its peers': their gossip blocks and attestations timed as they arrive
   const clockWatch = new ClockWatch({config, msIntoSlot: (slot) => chain.clock.msIntoSlot(slot), setOffsetSeconds: deps.metrics?.clockOffset.set.bind(deps.metrics.clockOffset)});
   peers.on("disconnected", (peer) => clockWatch.onPeerDisconnected(peer));
-  const gossip = createGossip({libp2p, chain, pools: deps.pools, peers, unknownBlockSync: sync.unknownBlockSync, clockWatch, currentEpoch, metrics: deps.metrics});
+  const gossip = createGossip({libp2p, chain, pools: deps.pools, peers, unknownBlockSync: sync.unknownBlockSync, clockWatch, currentEpoch, aggregatesOn: (subnet, slot) => subnets.aggregatesOn(subnet, slot), metrics: deps.metrics});
 
   const custody = new CustodyService({
     config,

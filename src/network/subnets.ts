@@ -105,6 +105,8 @@ export class SubnetService {
   private readonly aggregatorUntilSlot = new Map<number, number>();
   /** subnet -> the slots of attester duties there (aggregating or not) */
   private readonly attesterSlots = new Map<number, Set<number>>();
+  /** subnet -> the slots of aggregator duties there */
+  private readonly aggregatorSlots = new Map<number, Set<number>>();
   /** sync subnet -> the epoch its subscription ends (exclusive) */
   private readonly syncUntilEpoch = new Map<number, number>();
   private last: SubnetState = emptyState();
@@ -141,9 +143,17 @@ export class SubnetService {
       const subnet = computeSubnetForAttestation(s.committeesAtSlot, s.slot, s.committeeIndex);
       const slots = this.attesterSlots.get(subnet) ?? new Set<number>();
       this.attesterSlots.set(subnet, slots.add(s.slot));
-      if (s.isAggregator) extend(this.aggregatorUntilSlot, subnet, s.slot);
+      if (s.isAggregator) {
+        extend(this.aggregatorUntilSlot, subnet, s.slot);
+        this.aggregatorSlots.set(subnet, (this.aggregatorSlots.get(subnet) ?? new Set<number>()).add(s.slot));
+      }
     }
     this.update(current);
+  }
+
+  /** Whether a validator of this node aggregates on `subnet` at `slot` (subscribed with is_aggregator, and the slot not yet past). */
+  aggregatesOn(subnet: number, slot: number): boolean {
+    return this.aggregatorSlots.get(subnet)?.has(slot) ?? false;
   }
 
   /** Validates all subscriptions first (throws naming the first bad one, nothing applied), then applies them. */
@@ -170,10 +180,9 @@ export class SubnetService {
   }
 
   private update(slot: number): void {
-    for (const [subnet, slots] of this.attesterSlots) {
-      for (const duty of slots) if (duty < slot) slots.delete(duty);
-      if (slots.size === 0) this.attesterSlots.delete(subnet);
-    }
+    dropSlotsBefore(this.attesterSlots, slot);
+    // an attestation of the slot just past may still come in, and an aggregator of it still ask
+    dropSlotsBefore(this.aggregatorSlots, slot - 1);
     prune(this.aggregatorUntilSlot, (last) => last < slot);
     prune(this.syncUntilEpoch, (until) => until <= Math.floor(slot / SLOTS_PER_EPOCH));
     const next = this.compute(slot);
@@ -208,6 +217,14 @@ export class SubnetService {
 
 function extend(map: Map<number, number>, key: number, until: number): void {
   map.set(key, Math.max(map.get(key) ?? until, until));
+}
+
+/** Drops the slots before `slot` from each subnet's set, and the subnets left with none. */
+function dropSlotsBefore(slotsBySubnet: Map<number, Set<number>>, slot: number): void {
+  for (const [subnet, slots] of slotsBySubnet) {
+    for (const duty of slots) if (duty < slot) slots.delete(duty);
+    if (slots.size === 0) slotsBySubnet.delete(subnet);
+  }
 }
 
 function prune(map: Map<number, number>, expired: (value: number) => boolean): void {

@@ -46,8 +46,12 @@ export class AttestationPool {
     };
   }
 
-  /** Validates a single attestation and adds it to its group's aggregate; a repeated attester is ignored. */
-  async submitAttestation(att: phase0.Attestation | electra.SingleAttestation): Promise<void> {
+  /**
+   * Validates a single attestation and adds it to its group's aggregate; a repeated attester is
+   * ignored. `aggregate` false: validated, seen and counted in fork choice, but not kept for
+   * aggregation (gossip of a subnet where none of the node's validators aggregates at its slot).
+   */
+  async submitAttestation(att: phase0.Attestation | electra.SingleAttestation, {aggregate: keep = true}: {aggregate?: boolean} = {}): Promise<void> {
     const validated = await validateSingleAttestation(this.deps, att, this.seen);
     // The state lookup awaited: a concurrent submission of the same attester may have won.
     if (!validated || !markSeen(this.seenAttesters, validated.targetEpoch, validated.aggregate.attesters[0])) {
@@ -55,11 +59,13 @@ export class AttestationPool {
       return;
     }
     const {aggregate, targetEpoch} = validated;
-    const bySlot = getOrCreate(this.singles, aggregate.data.slot, () => new Map<string, RunningAggregate>());
-    const key = aggregateKey(aggregate.dataRootHex, aggregate.committeeIndex);
-    const running = bySlot.get(key);
-    if (running) running.add(aggregate);
-    else bySlot.set(key, new RunningAggregate(aggregate));
+    if (keep) {
+      const bySlot = getOrCreate(this.singles, aggregate.data.slot, () => new Map<string, RunningAggregate>());
+      const key = aggregateKey(aggregate.dataRootHex, aggregate.committeeIndex);
+      const running = bySlot.get(key);
+      if (running) running.add(aggregate);
+      else bySlot.set(key, new RunningAggregate(aggregate));
+    }
     this.deps.onAttestationVotes(aggregate.attesters, toRootHex(aggregate.data.beaconBlockRoot), targetEpoch, aggregate.data.slot);
     if ("attesterIndex" in att) this.emitter.emit("single_attestation", att);
     else this.emitter.emit("attestation", att);

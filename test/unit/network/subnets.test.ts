@@ -143,6 +143,27 @@ describe("SubnetService", () => {
     expect(last().dutyAttnets).toEqual([]);
   });
 
+  it("tells whether a validator of the node aggregates on a subnet at a slot: an aggregator's duty, not an attester's nor all subnets, until the slot after it", () => {
+    const {service, tick} = setup(true);
+    tick(10);
+    const aggregated = computeSubnetForAttestation(4, 20, 1);
+    const attested = computeSubnetForAttestation(4, 21, 2);
+    service.addCommitteeSubscriptions([
+      {validatorIndex: 1, committeeIndex: 1, committeesAtSlot: 4, slot: 20, isAggregator: true},
+      {validatorIndex: 2, committeeIndex: 2, committeesAtSlot: 4, slot: 21, isAggregator: false},
+    ]);
+    expect(service.aggregatesOn(aggregated, 20)).toBe(true);
+    // the same subnet at another slot, the attester's subnet, and any other: no
+    expect(service.aggregatesOn(aggregated, 19)).toBe(false);
+    expect(service.aggregatesOn(attested, 21)).toBe(false);
+    expect(service.aggregatesOn((aggregated + 1) % 64, 20)).toBe(false);
+    // a late attestation of the slot just past still counts; one slot later it does not
+    tick(21);
+    expect(service.aggregatesOn(aggregated, 20)).toBe(true);
+    tick(22);
+    expect(service.aggregatesOn(aggregated, 20)).toBe(false);
+  });
+
   it("a non-aggregating attester's subnet is joined only from the slot before its duty through the duty's slot; peers are wanted there from the request", () => {
     const {service, tick, last} = setup();
     tick(10);

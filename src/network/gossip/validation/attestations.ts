@@ -80,7 +80,12 @@ export function createAttestationValidator(deps: GossipValidatorDeps, admissions
     if (subnet !== topic.subnet) return reject(`attestation of committee ${committeeIndex} at slot ${slot} belongs to subnet ${subnet}, not ${topic.subnet}`);
     await waitForSlot(deps, slot);
     try {
-      const added = await admissions.submit(att, deps.pools.attestations.submitAttestation(att));
+      // as Lodestar: a subnet no validator of ours aggregates on is validated and forwarded, its
+      // votes counted, but its attestations are not summed into aggregates nobody will ask for
+      // (a signature decompressed and added for each: the largest part of the event loop's pool
+      // work under all-subnet gossip); blocks take the aggregates of aggregate-and-proofs
+      const aggregate = deps.aggregatesOn?.(subnet, slot) ?? true;
+      const added = await admissions.submit(att, deps.pools.attestations.submitAttestation(att, {aggregate}));
       return added ? accept("attestation added to the pool") : ignore(`an attestation of this attester for target epoch ${targetEpoch} was seen already`);
     } catch (e) {
       return poolErrorOutcome(e);

@@ -74,4 +74,10 @@ export interface GossipValidatorDeps {
   importBlock: (block: SignedBeaconBlock, from: string) => void;
   /** waits `ms`; a timer unless given (tests pass one that moves their clock) */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Whether one of the node's validators aggregates on `subnet` at `slot` (a committee
+   * subscription with is_aggregator): only then are the subnet's single attestations kept for
+   * aggregation (all of them when not given).
+   */
+  aggregatesOn?: (subnet: number, slot: number) => boolean;
 }

@@ -43,6 +43,24 @@ describe("attestation gossip validation (fulu: SingleAttestation, electra aggreg
     expect(await validate(await single(SLOT, 0, member))).toMatchObject({result: "IGNORE", reason: expect.stringMatching(/seen already/)});
   });
 
+  it("on a subnet where no validator of the node aggregates: ACCEPTs (forwarded) and counts the attester as seen, keeps nothing to aggregate", async () => {
+    env.setTime(SLOT, 700);
+    const members = await committee(SLOT, 1);
+    const subnet = await subnetOf(SLOT, 1);
+    env.setAggregatesOn((s, slot) => !(s === subnet && slot === SLOT));
+    try {
+      expect(await validate(await single(SLOT, 1, members[0]))).toMatchObject({result: "ACCEPT"});
+      expect(env.chain.pools.attestations.getAll({slot: SLOT, committeeIndex: 1})).toHaveLength(0);
+      expect(await validate(await single(SLOT, 1, members[0]))).toMatchObject({result: "IGNORE", reason: expect.stringMatching(/seen already/)});
+      // once an aggregator of ours is there, the subnet's attestations are summed again
+      env.setAggregatesOn(() => true);
+      expect(await validate(await single(SLOT, 1, members[1]))).toMatchObject({result: "ACCEPT"});
+      expect(env.chain.pools.attestations.getAll({slot: SLOT, committeeIndex: 1}).map((a) => a.aggregationBits.getTrueBitIndexes())).toEqual([[1]]);
+    } finally {
+      env.setAggregatesOn(() => true);
+    }
+  });
+
   it("REJECTs the wrong subnet, a bad signature, an attester outside the committee, a bad committee index or target", async () => {
     env.setTime(SLOT, 700);
     const [, second, third] = await committee(SLOT, 0);

@@ -42,6 +42,8 @@ export interface ChainEnv {
   headRoot(): Uint8Array;
   attestationData(slot: number): Promise<phase0.AttestationData>;
   signAttestation(data: phase0.AttestationData, validatorIndex: number): Uint8Array;
+  /** which subnets a validator of the node aggregates on (the validators' `aggregatesOn`; all of them to start) */
+  setAggregatesOn(aggregatesOn: (subnet: number, slot: number) => boolean): void;
   sign(validatorIndex: number, signingRoot: Uint8Array): Uint8Array;
   close(): Promise<void>;
 }
@@ -95,11 +97,13 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
   const config = chain.config;
   const futureBlocks: SignedBeaconBlock[] = [];
   const gossipImports: Array<Promise<unknown>> = [];
+  let aggregatesOn = (_subnet: number, _slot: number): boolean => true;
   const validators = createGossipValidators({
     config,
     chain,
     pools: chain.pools,
     clock: chain.clock,
+    aggregatesOn: (subnet, slot) => aggregatesOn(subnet, slot),
     onFutureBlock: (block) => futureBlocks.push(block),
     // the outcome (imported or refused) is awaited by the test that cares
     importBlock: (block) => void gossipImports.push(chain.importBlock(block).catch((e: unknown) => e)),
@@ -124,6 +128,7 @@ export async function createChainEnv(genesisFork: DevFork, overrides: Partial<Ch
     chain,
     config,
     validators,
+    setAggregatesOn: (fn) => void (aggregatesOn = fn),
     futureBlocks,
     lastGossipImport: () => gossipImports[gossipImports.length - 1],
     slept,
