@@ -24,7 +24,7 @@ import {availableParallelism, tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import {Worker} from "node:worker_threads";
-import {type ListeningProcess, startListening} from "../test/serverProcess.ts";
+import {REST_LISTENING, startListening} from "../test/serverProcess.ts";
 import {createHostilePeer, NodeView, type HostilePeer} from "../test/e2e/hostilePeer.ts";
 import {p2pAddress} from "../test/e2e/nodeProcess.ts";
 import {parseExposition, type Exposition} from "../test/prometheusText.ts";
@@ -127,14 +127,15 @@ async function main(): Promise<void> {
       "--data-dir", join(dir, "node"), "--listen-address", HOST, "--tcp-port", "0", "--no-quic", "--no-discovery",
       "--subscribe-all-subnets", "--bls-threads", String(threads), "--metrics", "--metrics-port", "0", "--log-format", "json", "--log-level", LOG_LEVEL,
     ],
-    {env: {...process.env, ...(process.env.BENCH_GOSSIP_NODE_OPTIONS ? {NODE_OPTIONS: process.env.BENCH_GOSSIP_NODE_OPTIONS} : {}), BEACON_GATEWAY_CLOCK_OFFSET_MS: String(GOSSIP_GENESIS_TIME * 1000 - genesisMs)}}
+    // ready once the metrics server listens, on any free port it logs (a port picked here before
+    // the node's half-minute start on a million validators was once taken meanwhile); the REST
+    // API listens before it
+    {ready: "metrics listening", env: {...process.env, ...(process.env.BENCH_GOSSIP_NODE_OPTIONS ? {NODE_OPTIONS: process.env.BENCH_GOSSIP_NODE_OPTIONS} : {}), BEACON_GATEWAY_CLOCK_OFFSET_MS: String(GOSSIP_GENESIS_TIME * 1000 - genesisMs)}}
   );
+  const metricsPort = node.port;
   const pid = node.proc.pid!;
   try {
-    const base = `http://${HOST}:${node.port}`;
-    // any free port, as the node logs it: one picked here before the node's start on a million
-    // validators (half a minute) was once taken meanwhile by another socket
-    const metricsPort = await loggedPort(node, "metrics listening");
+    const base = `http://${HOST}:${node.logs.find((l) => l.msg === REST_LISTENING)!.port}`;
     log(`beacon-gateway up in ${((performance.now() - launched) / 1000).toFixed(0)} s (pid ${pid}), metrics on ${metricsPort}`);
     const view = new NodeView(base);
     const nodeAddress = await p2pAddress(base);
@@ -229,12 +230,3 @@ async function main(): Promise<void> {
 }
 
 await main();
-
-/** The port of the node's log line `msg`, once it has logged it (within a minute). */
-async function loggedPort(node: ListeningProcess, msg: string): Promise<number> {
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {
-    const line = node.logs.find((l) => l.msg === msg && l.port !== undefined);
-    if (line) return Number(line.port);
-  }
-  throw new Error(`the node did not log "${msg}" with its port`);
-}

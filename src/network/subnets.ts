@@ -101,11 +101,9 @@ export class SubnetService {
   private readonly nodeId: bigint;
   private readonly listeners: Array<(state: SubnetState) => void> = [];
   private all: boolean;
-  /** subnet -> the last slot an aggregator duty needs it */
-  private readonly aggregatorUntilSlot = new Map<number, number>();
   /** subnet -> the slots of attester duties there (aggregating or not) */
   private readonly attesterSlots = new Map<number, Set<number>>();
-  /** subnet -> the slots of aggregator duties there */
+  /** subnet -> the slots of aggregator duties there (joined from the subscription through the last) */
   private readonly aggregatorSlots = new Map<number, Set<number>>();
   /** sync subnet -> the epoch its subscription ends (exclusive) */
   private readonly syncUntilEpoch = new Map<number, number>();
@@ -143,10 +141,7 @@ export class SubnetService {
       const subnet = computeSubnetForAttestation(s.committeesAtSlot, s.slot, s.committeeIndex);
       const slots = this.attesterSlots.get(subnet) ?? new Set<number>();
       this.attesterSlots.set(subnet, slots.add(s.slot));
-      if (s.isAggregator) {
-        extend(this.aggregatorUntilSlot, subnet, s.slot);
-        this.aggregatorSlots.set(subnet, (this.aggregatorSlots.get(subnet) ?? new Set<number>()).add(s.slot));
-      }
+      if (s.isAggregator) this.aggregatorSlots.set(subnet, (this.aggregatorSlots.get(subnet) ?? new Set<number>()).add(s.slot));
     }
     this.update(current);
   }
@@ -183,7 +178,6 @@ export class SubnetService {
     dropSlotsBefore(this.attesterSlots, slot);
     // an attestation of the slot just past may still come in, and an aggregator of it still ask
     dropSlotsBefore(this.aggregatorSlots, slot - 1);
-    prune(this.aggregatorUntilSlot, (last) => last < slot);
     prune(this.syncUntilEpoch, (until) => until <= Math.floor(slot / SLOTS_PER_EPOCH));
     const next = this.compute(slot);
     if (sameState(next, this.last)) return;
@@ -200,7 +194,7 @@ export class SubnetService {
     }
     const longLived = computeSubscribedSubnets(this.opts.config, this.nodeId, epoch);
     const joined = new Set(longLived);
-    for (const [subnet, last] of this.aggregatorUntilSlot) if (slot <= last) joined.add(subnet);
+    for (const subnet of dutySubnets(this.aggregatorSlots, slot)) joined.add(subnet);
     for (const [subnet, slots] of this.attesterSlots) {
       for (const duty of slots) if (slot >= duty - ATTESTER_SLOTS_AHEAD && slot <= duty) joined.add(subnet);
     }
@@ -231,8 +225,9 @@ function prune(map: Map<number, number>, expired: (value: number) => boolean): v
   for (const [key, value] of map) if (expired(value)) map.delete(key);
 }
 
-function dutySubnets(attesterSlots: Map<number, Set<number>>, slot: number): number[] {
-  return sorted([...attesterSlots].filter(([, slots]) => [...slots].some((duty) => slot <= duty)).map(([subnet]) => subnet));
+/** The subnets with a duty at `slot` or later. */
+function dutySubnets(slotsBySubnet: Map<number, Set<number>>, slot: number): number[] {
+  return sorted([...slotsBySubnet].filter(([, slots]) => [...slots].some((duty) => slot <= duty)).map(([subnet]) => subnet));
 }
 
 const range = (n: number): number[] => Array.from({length: n}, (_, i) => i);
