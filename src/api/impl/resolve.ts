@@ -167,17 +167,19 @@ export async function resolveBlock(chain: IBeaconChain, id: BlockId): Promise<Re
 export function stateForEpoch(
   chain: IBeaconChain,
   epoch: number,
-  headServes: (headEpoch: number) => boolean
+  headServes: (headEpoch: number) => boolean,
+  /** for an epoch after the head's, the epoch the head state is advanced to (a state of the epoch before serves the next one's committees) */
+  advanceTo = epoch
 ): MaybePromise<CachedBeaconStateAllForks> {
   const head = chain.getHeadState();
   const headEpoch = computeEpochAtSlot(head.slot);
   // the head state at hand, not a promise of it (see maybePromise.ts)
   if (headServes(headEpoch)) return head;
-  return otherStateForEpoch(chain, epoch, headEpoch);
+  return otherStateForEpoch(chain, epoch, headEpoch, advanceTo);
 }
 
-async function otherStateForEpoch(chain: IBeaconChain, epoch: number, headEpoch: number): Promise<CachedBeaconStateAllForks> {
-  const state = epoch > headEpoch ? await chain.getHeadStateAtEpoch(epoch) : await chain.getStateBySlot(computeStartSlotAtEpoch(epoch));
+async function otherStateForEpoch(chain: IBeaconChain, epoch: number, headEpoch: number, advanceTo: number): Promise<CachedBeaconStateAllForks> {
+  const state = epoch > headEpoch ? await chain.getHeadStateAtEpoch(Math.max(advanceTo, headEpoch)) : await chain.getStateBySlot(computeStartSlotAtEpoch(epoch));
   if (!state) throw notFound(`No state for epoch ${epoch}`);
   return state;
 }

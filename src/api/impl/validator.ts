@@ -93,7 +93,10 @@ export const validatorHandlers: Handlers<typeof validatorRoutes, ApiContext> = {
   getAttesterDuties({epoch, validators}, ctx) {
     assertNotSyncing(ctx);
     assertAtMostNextEpoch(ctx, epoch);
-    return then(stateForEpoch(ctx.chain, epoch, (headEpoch) => epoch >= headEpoch - 1 && epoch <= headEpoch + 1), (state) => {
+    // a state serves the committees of its epoch and the next: asked at an epoch's start (the head still in the epoch
+    // before), the next epoch's duties come from the head advanced into the clock's epoch, not one more epoch transition
+    const serves = (stateEpoch: number): boolean => epoch >= stateEpoch - 1 && epoch <= stateEpoch + 1;
+    return then(stateForEpoch(ctx.chain, epoch, serves, epoch - 1), (state) => {
       const dependentRoot = attesterDependentRoot(state, epoch);
       const answers = answerCacheOf(ctx.chain).ofDependentRootGet(dutiesKey("attester_duties", epoch, dependentRoot), () => new AttesterDutyAnswers());
       return then(answers, (kept) => ({

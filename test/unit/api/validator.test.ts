@@ -1,6 +1,6 @@
 import {describe, it, expect, beforeAll, afterEach} from "@jest/globals";
 import {SLOTS_PER_EPOCH, SYNC_COMMITTEE_SIZE} from "@lodestar/params";
-import type {CachedBeaconStateAltair} from "@lodestar/state-transition";
+import {type CachedBeaconStateAltair, processSlots} from "@lodestar/state-transition";
 import {ssz} from "@lodestar/types";
 import {toHex} from "@lodestar/utils";
 import request from "supertest";
@@ -64,6 +64,33 @@ describe("duties", () => {
     const byKey = await request(app).post("/eth/v1/validator/duties/attester/1").send([pubkey, "0x" + "aa".repeat(48)]).expect(200);
     expect(byIndex.body.data).toHaveLength(1);
     expect(byKey.body).toEqual(byIndex.body);
+  });
+
+  it("getAttesterDuties of the epoch after next, asked at an epoch's start before its first block: from the head advanced one epoch, not two", async () => {
+    t.chain.slot = SLOTS_PER_EPOCH; // the clock in epoch 1, the head at slot 0
+    const advancedTo: number[] = [];
+    const getHeadStateAtEpoch = t.chain.getHeadStateAtEpoch.bind(t.chain);
+    t.chain.getHeadStateAtEpoch = (epoch: number) => {
+      advancedTo.push(epoch);
+      return getHeadStateAtEpoch(epoch);
+    };
+    try {
+      const res = await request(app).post("/eth/v1/validator/duties/attester/2").send(allIndices).expect(200);
+      expect(advancedTo).toEqual([1]);
+      // the committees of epoch 2 as the spec's state transition gives them at epoch 2 itself
+      const atEpoch2 = processSlots(t.state.clone(), 2 * SLOTS_PER_EPOCH);
+      expect(res.body.dependent_root).toBe(genesisRootHex);
+      expect(res.body.data).toHaveLength(64);
+      for (const duty of res.body.data) {
+        expect(Number(duty.slot)).toBeGreaterThanOrEqual(2 * SLOTS_PER_EPOCH);
+        const committee = atEpoch2.epochCtx.getBeaconCommittee(Number(duty.slot), Number(duty.committee_index));
+        expect(committee[Number(duty.validator_committee_index)]).toBe(Number(duty.validator_index));
+        expect(duty.committee_length).toBe(String(committee.length));
+      }
+    } finally {
+      t.chain.getHeadStateAtEpoch = getHeadStateAtEpoch;
+      t.chain.slot = 0;
+    }
   });
 
   it("getAttesterDuties rejects a body that is not a list of indices or keys, and epochs past the next", async () => {
