@@ -8,11 +8,21 @@ import type {AttesterDuty} from "./beaconApi.ts";
 import {errorMessage, forEachSettled, nothingToAggregate, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
 import {DutyStore, type KeySet} from "./dutyStore.ts";
 
-/** An attester duty with its aggregation selection, computed once when the duty arrives. */
+/**
+ * Selection proofs are signed this many slots before their duty's slot, half-way into a slot
+ * (Lighthouse's SELECTION_PROOF_SLOT_LOOKAHEAD), not all when an epoch's duties arrive: those
+ * arrive at the epoch's start, when every validator client asks the node its duties, and a
+ * thousand keys' proofs would hold the node's event loop for most of a second.
+ */
+export const SELECTION_PROOF_LOOKAHEAD_SLOTS = 8;
+
+/** An attester duty with its aggregation selection, signed once, SELECTION_PROOF_LOOKAHEAD_SLOTS ahead (or on arrival, if sooner). */
 interface ScheduledDuty extends AttesterDuty {
-  /** null when it could not be signed (the duty attests, but does not aggregate) */
-  selectionProof: BLSSignature | null;
+  /** undefined until signed; null when it could not be signed (the duty attests, but does not aggregate) */
+  selectionProof?: BLSSignature | null;
   isAggregator: boolean;
+  /** set when its selection proof is asked for: asked once */
+  selecting?: Promise<void>;
 }
 
 interface EpochDuties {
@@ -28,7 +38,9 @@ interface EpochDuties {
  * Duties are kept for the current and next epoch. The next epoch's duties are re-fetched at
  * every slot: their dependent root is the last block of the current epoch's predecessor, so
  * a re-org there shows up as a new dependent root, upon which the selection proofs are
- * recomputed and the subnets prepared again. The current epoch's are fetched again when a head
+ * signed again and the subnets prepared again. The subnets are prepared when duties arrive, as
+ * aggregators for the duties whose selection proofs are signed by then, and again for the
+ * aggregators found as the later proofs are signed (`signSelectionProofs`). The current epoch's are fetched again when a head
  * event's dependent root says they changed (a re-org deeper than an epoch: `onHead`), or every
  * slot while no head events come. Duties fetched for an earlier key set (before a key
  * was imported, resolved, deleted or released) are fetched again at the next poll or duty, and
@@ -40,9 +52,27 @@ export class AttesterService {
   /** Attestation data signed at a slot per committee index, for that slot's aggregation. */
   private readonly signedData = new Map<Slot, Map<number, phase0.AttestationData>>();
 
-  constructor(ctx: ValidatorContext) {
+  private readonly currentSlot: () => Slot;
+
+  constructor(ctx: ValidatorContext, currentSlot: () => Slot) {
     this.ctx = ctx;
+    this.currentSlot = currentSlot;
     this.byEpoch = new DutyStore(ctx.validators);
+  }
+
+  /**
+   * Signs the selection proofs of the duties at slots up to `lastSlot` not signed yet (half-way
+   * into each slot, for the slot SELECTION_PROOF_LOOKAHEAD_SLOTS ahead), and asks the node to
+   * aggregate on the subnets where they select one of ours.
+   */
+  async signSelectionProofs(lastSlot: Slot): Promise<void> {
+    const epoch = computeEpochAtSlot(lastSlot);
+    const due = [epoch - 1, epoch].flatMap((e) => this.byEpoch.latest(e)?.duties ?? []).filter((d) => d.slot >= this.currentSlot() && d.slot <= lastSlot && d.selecting === undefined);
+    if (due.length === 0) return;
+    await this.select(epoch, due);
+    const aggregators = due.filter((d) => d.isAggregator);
+    this.ctx.log.debug({lastSlot, signed: due.length, aggregators: aggregators.length}, "Selection proofs");
+    if (aggregators.length > 0) await this.prepareSubnets(epoch, aggregators);
   }
 
   /**
@@ -117,6 +147,8 @@ export class AttesterService {
   /** At the aggregation deadline of `slot`: aggregate for the committees where one of ours was selected. */
   async aggregate(slot: Slot): Promise<void> {
     const {api, signer, log} = this.ctx;
+    // normally signed long before; a duty that arrived late is selected now
+    await this.signSelectionProofs(slot);
     const aggregators = (this.byEpoch.latest(computeEpochAtSlot(slot))?.duties ?? []).filter(
       (d) => d.slot === slot && d.isAggregator && this.ctx.validators.owns(d.pubkey, d.validatorIndex)
     );
@@ -166,7 +198,7 @@ export class AttesterService {
 
   /** `kept`: the duties fetched earlier for the same keys, kept as they are if their dependent root has not changed. */
   private async load(epoch: number, {indices}: KeySet, kept: EpochDuties | undefined): Promise<EpochDuties | undefined> {
-    const {api, signer, validators, log} = this.ctx;
+    const {api, validators, log} = this.ctx;
     if (indices.length === 0) return undefined;
     const response = await api.getAttesterDuties(epoch, indices);
     const dependentRoot = toHex(response.dependentRoot);
@@ -177,39 +209,53 @@ export class AttesterService {
     const previous = this.byEpoch.latest(epoch)?.dependentRoot;
     if (previous !== undefined && previous !== dependentRoot) log.info({epoch, previous, dependentRoot}, "Attester duties changed with their dependent root");
 
-    const scheduled = await Promise.all(
-      response.duties
-        .filter((d) => validators.owns(d.pubkey, d.validatorIndex))
-        .map(async (d): Promise<ScheduledDuty | null> => {
-          try {
-            const selectionProof = await signedIfStillOurs(this.ctx, d, () => signer.signSelectionProof(d.pubkey, d.slot));
-            return selectionProof && {...d, selectionProof, isAggregator: isAggregatorFromCommitteeLength(d.committeeLength, selectionProof)};
-          } catch (err) {
-            // one key that cannot sign (its remote signer down or without it) keeps the others' duties
-            log.error({epoch, slot: d.slot, validatorIndex: d.validatorIndex, error: errorMessage(err)}, "Selection proof not signed: the validator attests but does not aggregate");
-            return {...d, selectionProof: null, isAggregator: false};
-          }
-        })
-    );
-    const duties = scheduled.filter((d): d is ScheduledDuty => d !== null);
+    const duties: ScheduledDuty[] = response.duties.filter((d) => validators.owns(d.pubkey, d.validatorIndex)).map((d) => ({...d, isAggregator: false}));
+    // this slot's and the next: the next half-slot round may come too late for their subnets; the others wait for theirs
+    const now = this.currentSlot();
+    await this.select(epoch, duties.filter((d) => d.slot >= now && d.slot <= now + 1));
     const epochDuties: EpochDuties = {dependentRoot, duties, subscribed: false};
-    log.debug({epoch, duties: duties.length, aggregators: duties.filter((d) => d.isAggregator).length}, "Attester duties");
+    log.debug({epoch, duties: duties.length}, "Attester duties");
     await this.subscribe(epoch, epochDuties);
     return epochDuties;
   }
 
+  /**
+   * Signs the selection proofs of `duties` (each once) and marks their aggregators. A key that
+   * cannot sign (its remote signer down or without it) attests but does not aggregate; a key
+   * deleted meanwhile does neither.
+   */
+  private async select(epoch: number, duties: ScheduledDuty[]): Promise<void> {
+    const {signer, log} = this.ctx;
+    const selectOne = async (d: ScheduledDuty): Promise<void> => {
+      try {
+        const selectionProof = await signedIfStillOurs(this.ctx, d, () => signer.signSelectionProof(d.pubkey, d.slot));
+        d.selectionProof = selectionProof;
+        d.isAggregator = selectionProof !== null && isAggregatorFromCommitteeLength(d.committeeLength, selectionProof);
+      } catch (err) {
+        log.error({epoch, slot: d.slot, validatorIndex: d.validatorIndex, error: errorMessage(err)}, "Selection proof not signed: the validator attests but does not aggregate");
+        d.selectionProof = null;
+      }
+    };
+    // asked together: the signer signs them a few milliseconds' worth per turn of the event loop
+    await Promise.all(duties.map((d) => (d.selecting ??= selectOne(d))));
+  }
+
   /** Asks the node to join the subnets of the epoch's committees (and aggregate where we do); failures are logged. */
   private async subscribe(epoch: number, epochDuties: EpochDuties): Promise<void> {
-    const {duties} = epochDuties;
+    if (await this.prepareSubnets(epoch, epochDuties.duties)) epochDuties.subscribed = true;
+  }
+
+  private async prepareSubnets(epoch: number, duties: ScheduledDuty[]): Promise<boolean> {
     try {
       if (duties.length > 0) {
         await this.ctx.api.prepareBeaconCommitteeSubnet(
           duties.map((d) => ({validatorIndex: d.validatorIndex, committeeIndex: d.committeeIndex, committeesAtSlot: d.committeesAtSlot, slot: d.slot, isAggregator: d.isAggregator}))
         );
       }
-      epochDuties.subscribed = true;
+      return true;
     } catch (err) {
       this.ctx.log.error({epoch, error: errorMessage(err)}, "Failed to prepare beacon committee subnets");
+      return false;
     }
   }
 }

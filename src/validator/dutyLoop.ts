@@ -3,7 +3,7 @@ import {ForkSeq} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
 import {fromHex, toHex} from "@lodestar/utils";
 import {ApiClientError} from "../api/client.ts";
-import {AttesterService} from "./attester.ts";
+import {AttesterService, SELECTION_PROOF_LOOKAHEAD_SLOTS} from "./attester.ts";
 import {BuilderRegistrations, type BuilderModeOptions} from "./builderMode.ts";
 import type {SlotClock} from "./clock.ts";
 import {errorMessage, type ValidatorContext} from "./context.ts";
@@ -61,7 +61,7 @@ export class DutyLoop {
         })
       : null;
     this.proposer = new ProposerService(ctx, (pubkey) => settings.graffitiBytesOf(toHex(pubkey)), builder);
-    this.attester = new AttesterService(ctx);
+    this.attester = new AttesterService(ctx, () => clock.currentSlot());
     this.sync = new SyncCommitteeService(ctx);
     this.heads = new HeadWatch(ctx.api, ctx.log, (event) => this.onHead(event), () => new Promise((resolve) => clock.runAt(clock.currentSlot() + 1, 0, resolve)));
   }
@@ -115,6 +115,7 @@ export class DutyLoop {
     this.signing(slot, "block proposal", () => this.proposer.onSlotStart(slot));
     this.run("attester duties", slot, () => this.attester.pollDuties(epoch, !this.heads.live));
     this.at(slot, this.config.getAttestationDueMs(fork), "attestation", () => this.attester.attest(slot));
+    this.at(slot, this.config.SLOT_DURATION_MS / 2, "selection proofs", () => this.attester.signSelectionProofs(slot + SELECTION_PROOF_LOOKAHEAD_SLOTS));
     this.at(slot, this.config.getAggregateDueMs(fork), "aggregation", () => this.attester.aggregate(slot));
     if (this.config.getForkSeq(slot) >= ForkSeq.altair) {
       this.at(slot, this.config.getSyncMessageDueMs(fork), "sync committee messages", () => this.sync.produceMessages(slot));

@@ -40,7 +40,23 @@ export class ManualClock implements DutyClock {
   scheduled(): {slot: number; offsetMs: number}[] {
     return this.due.map(({slot, offsetMs}) => ({slot, offsetMs}));
   }
-  /** Runs the tasks due in the current slot (attestations, aggregates, sync messages and contributions). */
+  /**
+   * Runs the tasks due in the current slot deadline by deadline (attestations, selection proofs,
+   * aggregates, sync messages and contributions), each deadline's after the earlier ones' have
+   * settled, as their hundreds of milliseconds apart let them.
+   */
+  async runDueInOrder(settle: () => Promise<void>): Promise<void> {
+    for (;;) {
+      const now = this.due.filter((d) => d.slot <= this.slot);
+      if (now.length === 0) return;
+      const first = Math.min(...now.map((d) => d.offsetMs));
+      const batch = now.filter((d) => d.offsetMs === first);
+      this.due = this.due.filter((d) => !batch.includes(d));
+      for (const d of batch) d.fn();
+      await settle();
+    }
+  }
+  /** Runs the tasks due in the current slot at once (attestations, aggregates, sync messages and contributions). */
   runDue(): void {
     const now = this.due.filter((d) => d.slot <= this.slot).sort((a, b) => a.offsetMs - b.offsetMs);
     this.due = this.due.filter((d) => d.slot > this.slot);
@@ -112,8 +128,7 @@ export async function startManualDuties(opts: {api: FakeBeaconApi; dir: string; 
     async runSlot() {
       clock.startSlot();
       await loop.settle(5000);
-      clock.runDue();
-      await loop.settle(5000);
+      await clock.runDueInOrder(() => loop.settle(5000));
     },
     async stop() {
       if (stopped) return;
