@@ -139,9 +139,8 @@ export class SubnetService {
     for (const s of subscriptions) {
       if (s.slot < current) continue;
       const subnet = computeSubnetForAttestation(s.committeesAtSlot, s.slot, s.committeeIndex);
-      const slots = this.attesterSlots.get(subnet) ?? new Set<number>();
-      this.attesterSlots.set(subnet, slots.add(s.slot));
-      if (s.isAggregator) this.aggregatorSlots.set(subnet, (this.aggregatorSlots.get(subnet) ?? new Set<number>()).add(s.slot));
+      addSlot(this.attesterSlots, subnet, s.slot);
+      if (s.isAggregator) addSlot(this.aggregatorSlots, subnet, s.slot);
     }
     this.update(current);
   }
@@ -211,6 +210,10 @@ export class SubnetService {
 
 function extend(map: Map<number, number>, key: number, until: number): void {
   map.set(key, Math.max(map.get(key) ?? until, until));
+}
+
+function addSlot(slotsBySubnet: Map<number, Set<number>>, subnet: number, slot: number): void {
+  slotsBySubnet.set(subnet, (slotsBySubnet.get(subnet) ?? new Set<number>()).add(slot));
 }
 
 /** Drops the slots before `slot` from each subnet's set, and the subnets left with none. */

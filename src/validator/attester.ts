@@ -67,7 +67,8 @@ export class AttesterService {
    */
   async signSelectionProofs(lastSlot: Slot): Promise<void> {
     const epoch = computeEpochAtSlot(lastSlot);
-    const due = [epoch - 1, epoch].flatMap((e) => this.byEpoch.latest(e)?.duties ?? []).filter((d) => d.slot >= this.currentSlot() && d.slot <= lastSlot && d.selecting === undefined);
+    const now = this.currentSlot();
+    const due = [epoch - 1, epoch].flatMap((e) => this.byEpoch.latest(e)?.duties ?? []).filter((d) => d.slot >= now && d.slot <= lastSlot && d.selecting === undefined);
     if (due.length === 0) return;
     await this.select(epoch, due);
     const aggregators = due.filter((d) => d.isAggregator);
@@ -147,11 +148,11 @@ export class AttesterService {
   /** At the aggregation deadline of `slot`: aggregate for the committees where one of ours was selected. */
   async aggregate(slot: Slot): Promise<void> {
     const {api, signer, log} = this.ctx;
-    // normally signed long before; a duty that arrived late is selected now
-    await this.signSelectionProofs(slot);
-    const aggregators = (this.byEpoch.latest(computeEpochAtSlot(slot))?.duties ?? []).filter(
-      (d) => d.slot === slot && d.isAggregator && this.ctx.validators.owns(d.pubkey, d.validatorIndex)
-    );
+    const epoch = computeEpochAtSlot(slot);
+    const atSlot = (this.byEpoch.latest(epoch)?.duties ?? []).filter((d) => d.slot === slot && this.ctx.validators.owns(d.pubkey, d.validatorIndex));
+    // selected long before as a rule; a selection still in flight (its round late) is awaited, a missed one made now
+    await this.select(epoch, atSlot);
+    const aggregators = atSlot.filter((d) => d.isAggregator);
     const signedAtSlot = this.signedData.get(slot);
     this.signedData.delete(slot);
     if (aggregators.length === 0 || !signedAtSlot) return;

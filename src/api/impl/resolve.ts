@@ -179,7 +179,7 @@ export function stateForEpoch(
 }
 
 async function otherStateForEpoch(chain: IBeaconChain, epoch: number, headEpoch: number, advanceTo: number): Promise<CachedBeaconStateAllForks> {
-  const state = epoch > headEpoch ? await chain.getHeadStateAtEpoch(Math.max(advanceTo, headEpoch)) : await chain.getStateBySlot(computeStartSlotAtEpoch(epoch));
+  const state = epoch > headEpoch ? await chain.getHeadStateAtEpoch(advanceTo) : await chain.getStateBySlot(computeStartSlotAtEpoch(epoch));
   if (!state) throw notFound(`No state for epoch ${epoch}`);
   return state;
 }

@@ -92,6 +92,8 @@ export interface ManualDuties {
   loop: DutyLoop;
   keys: ValidatorKeys;
   validators: ValidatorIndices;
+  /** what the loop's duty services work with (for a test that drives one of them itself) */
+  ctx: ValidatorContext;
   lines: ReturnType<typeof captureLog>["lines"];
   /** The next slot whole: its start, then its deadlines, everything settled. */
   runSlot(): Promise<void>;
@@ -124,6 +126,7 @@ export async function startManualDuties(opts: {api: FakeBeaconApi; dir: string; 
     loop,
     keys,
     validators,
+    ctx,
     lines,
     async runSlot() {
       clock.startSlot();

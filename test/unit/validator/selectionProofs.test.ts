@@ -2,7 +2,7 @@ import {afterEach, describe, expect, it, jest} from "@jest/globals";
 import {DOMAIN_SELECTION_PROOF, SLOTS_PER_EPOCH} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
 import {ssz} from "@lodestar/types";
-import {SELECTION_PROOF_LOOKAHEAD_SLOTS} from "../../../src/validator/attester.ts";
+import {AttesterService, SELECTION_PROOF_LOOKAHEAD_SLOTS} from "../../../src/validator/attester.ts";
 import {startManualDuties, tempDir} from "./manualDuties.ts";
 import {FakeBeaconApi, VALIDATORS} from "./fakeBeaconApi.ts";
 
@@ -73,5 +73,27 @@ describe("duty loop: selection proofs signed ahead of their slot", () => {
     // No subscription claimed an aggregation the proof does not give.
     for (const s of api.subscriptions) if (s.isAggregator) expect(api.isAggregator(s.validatorIndex, s.slot)).toBe(true);
     expect(harness.lines.filter((l) => l.level === "error" || l.level === "warn")).toEqual([]);
+  });
+
+  it("aggregates when its slot's selection is still in flight at the aggregation deadline (the half-slot round late)", async () => {
+    const api = new FakeBeaconApi("phase0", 0);
+    const dir = await tempDir("selection-late-");
+    cleanups.push(dir.remove);
+    const start = 2 * SLOTS_PER_EPOCH;
+    const harness = await startManualDuties({api, dir: dir.dir, slot: start, indices: [2]});
+    cleanups.push(harness.stop);
+    // a service of its own, driven by hand: validator 2 (always an aggregator) attests at slot start + 2
+    const duty = start + 2;
+    let now = start;
+    const attester = new AttesterService(harness.ctx, () => now);
+    await attester.pollDuties(2);
+    expect(api.subscriptions.filter((s) => s.slot === duty).map((s) => s.isAggregator)).toEqual([false]);
+    now = duty;
+    await attester.attest(duty);
+    // the round that selects the duty begins, and the deadline comes before it ends
+    const round = attester.signSelectionProofs(duty + SELECTION_PROOF_LOOKAHEAD_SLOTS);
+    await attester.aggregate(duty);
+    await round;
+    expect(api.aggregates.map((a) => [a.message.aggregatorIndex, a.message.aggregate.data.slot])).toEqual([[2, duty]]);
   });
 });
