@@ -1,5 +1,5 @@
 import {getLogger, type TopicLogger} from "../log.ts";
-import {computeDeltas, type VoteTracker} from "./computeDeltas.ts";
+import {NO_NODE, VoteTable, computeDeltas} from "./computeDeltas.ts";
 import {ProtoArray} from "./protoArray.ts";
 import {
   ForkChoiceError,
@@ -56,7 +56,7 @@ export class ForkChoice {
   private appliedBoost: {root: string; score: number} | null = null;
 
   /** latest messages by validator index */
-  private readonly votes: Array<VoteTracker | undefined> = [];
+  private readonly votes = new VoteTable();
   private readonly equivocatingIndices = new Set<number>();
   /** votes that may only count from a later slot, keyed by that slot */
   private readonly queuedVotes = new Map<number, QueuedVote[]>();
@@ -256,12 +256,8 @@ export class ForkChoice {
   prune(): ProtoBlock[] {
     const {removed, newIndexOf} = this.protoArray.prune(this.finalized.root);
     if (removed.length === 0) return removed;
-    for (const vote of this.votes) {
-      if (vote === undefined) continue;
-      // weight on a removed node left with it
-      vote.currentIndex = vote.currentIndex === null ? null : newIndexOf[vote.currentIndex];
-      vote.nextIndex = vote.nextIndex === null ? null : newIndexOf[vote.nextIndex];
-    }
+    // weight on a removed node left with it
+    this.votes.remap(newIndexOf);
     this.log.debug({removed: removed.length, finalizedRoot: this.finalized.root}, "Pruned fork choice");
     return removed;
   }
@@ -284,14 +280,7 @@ export class ForkChoice {
    */
   private applyVote({validatorIndex, blockRoot, targetEpoch}: QueuedVote): void {
     if (this.equivocatingIndices.has(validatorIndex)) return;
-    const nextIndex = this.protoArray.indexOf(blockRoot) ?? null;
-    const vote = this.votes[validatorIndex];
-    if (vote === undefined) {
-      this.votes[validatorIndex] = {currentIndex: null, nextIndex, nextEpoch: targetEpoch};
-    } else if (targetEpoch > vote.nextEpoch) {
-      vote.nextIndex = nextIndex;
-      vote.nextEpoch = targetEpoch;
-    }
+    this.votes.set(validatorIndex, this.protoArray.indexOf(blockRoot) ?? NO_NODE, targetEpoch);
   }
 
   /** Spec update_checkpoints. */
