@@ -49,7 +49,7 @@ describe("VoteTable and computeDeltas agree with Lodestar 1.5.1's computeDeltas"
         }
         if (round % 4 === 3) equivocating.add(rand(VALIDATORS));
         const newBalances = balances.map((b) => (rand(10) === 0 ? 31 + rand(3) : b));
-        const expected = lodestarDeltas(indices, theirs, balances, newBalances, equivocating);
+        const expected = lodestarDeltas(indices, theirs, Uint16Array.from(balances), Uint16Array.from(newBalances), equivocating);
         expect(computeDeltas(roots.length, ours, balances, newBalances, equivocating)).toEqual(expected);
         balances = newBalances;
       }
