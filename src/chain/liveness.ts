@@ -1,4 +1,5 @@
 import {computeEpochAtSlot} from "@lodestar/state-transition";
+import {ValidatorBits} from "../pools/validatorBits.ts";
 
 /** Epochs of liveness kept: the API serves the previous, current and next epoch; one more for the turn of an epoch. */
 const KEPT_EPOCHS = 4;
@@ -18,21 +19,15 @@ export interface BlockActivity {
  * KEPT_EPOCHS epochs seen, so the record stays small however many validators there are.
  */
 export class ValidatorLiveness {
-  private readonly byEpoch = new Map<number, Uint8Array>();
+  private readonly byEpoch = new ValidatorBits();
   private latestEpoch = 0;
 
   record(epoch: number, validatorIndices: Iterable<number>): void {
     if (epoch <= this.latestEpoch - KEPT_EPOCHS) return;
-    let bits = this.byEpoch.get(epoch) ?? new Uint8Array(0);
-    for (const index of validatorIndices) {
-      const byte = index >> 3;
-      if (byte >= bits.length) bits = grow(bits, byte + 1);
-      bits[byte] |= 1 << (index & 7);
-    }
-    this.byEpoch.set(epoch, bits);
+    for (const index of validatorIndices) this.byEpoch.add(epoch, index);
     if (epoch > this.latestEpoch) {
       this.latestEpoch = epoch;
-      for (const kept of this.byEpoch.keys()) if (kept <= epoch - KEPT_EPOCHS) this.byEpoch.delete(kept);
+      this.byEpoch.deleteBelow(epoch - KEPT_EPOCHS + 1);
     }
   }
 
@@ -43,15 +38,6 @@ export class ValidatorLiveness {
 
   /** Whether the validator was seen in `epoch` (false too for epochs no longer or not yet recorded). */
   isLive(epoch: number, validatorIndex: number): boolean {
-    const bits = this.byEpoch.get(epoch);
-    const byte = validatorIndex >> 3;
-    return bits !== undefined && byte < bits.length && (bits[byte] & (1 << (validatorIndex & 7))) !== 0;
+    return this.byEpoch.has(epoch, validatorIndex);
   }
-}
-
-/** A larger copy, doubling so that recording a growing validator set stays linear. */
-function grow(bits: Uint8Array, minLength: number): Uint8Array {
-  const grown = new Uint8Array(Math.max(minLength, bits.length * 2));
-  grown.set(bits);
-  return grown;
 }

@@ -7,7 +7,8 @@ import {packAttestations} from "./attestationPacking.ts";
 import {RunningAggregate} from "./runningAggregate.ts";
 import {type SeenChecks, validateAggregateAndProof, validateSingleAttestation} from "./attestationValidation.ts";
 import type {PoolDeps, PoolEmitter} from "./types.ts";
-import {SubmissionsInFlight, deleteBelow, getOrCreate, markSeen} from "./util.ts";
+import {SubmissionsInFlight, deleteBelow, getOrCreate} from "./util.ts";
+import {ValidatorBits} from "./validatorBits.ts";
 
 const logger = getLogger("pools");
 
@@ -26,10 +27,10 @@ export class AttestationPool {
   private readonly singles: BySlot<RunningAggregate> = new Map();
   /** aggregates from aggregate-and-proofs; in one list none has a subset of another's bits */
   private readonly aggregates: BySlot<CommitteeAggregate[]> = new Map();
-  /** target epoch → attesters whose single attestation was accepted */
-  private readonly seenAttesters = new Map<number, Set<number>>();
-  /** target epoch → aggregators whose aggregate was accepted */
-  private readonly seenAggregators = new Map<number, Set<number>>();
+  /** by target epoch: attesters whose single attestation was accepted */
+  private readonly seenAttesters = new ValidatorBits();
+  /** by target epoch: aggregators whose aggregate was accepted */
+  private readonly seenAggregators = new ValidatorBits();
   private readonly seen: SeenChecks;
   private readonly inFlight = new SubmissionsInFlight();
 
@@ -37,8 +38,8 @@ export class AttestationPool {
     this.deps = deps;
     this.emitter = emitter;
     this.seen = {
-      isAttesterSeen: (epoch, index) => this.seenAttesters.get(epoch)?.has(index) ?? false,
-      isAggregatorSeen: (epoch, index) => this.seenAggregators.get(epoch)?.has(index) ?? false,
+      isAttesterSeen: (epoch, index) => this.seenAttesters.has(epoch, index),
+      isAggregatorSeen: (epoch, index) => this.seenAggregators.has(epoch, index),
       hasSupersetAggregate: (agg) =>
         (this.aggregates.get(agg.data.slot)?.get(aggregateKey(agg.dataRootHex, agg.committeeIndex)) ?? []).some((known) =>
           isSuperset(known.aggregationBits, agg.aggregationBits)
@@ -54,7 +55,7 @@ export class AttestationPool {
   async submitAttestation(att: phase0.Attestation | electra.SingleAttestation, {aggregate: keep = true}: {aggregate?: boolean} = {}): Promise<void> {
     const validated = await validateSingleAttestation(this.deps, att, this.seen);
     // The state lookup awaited: a concurrent submission of the same attester may have won.
-    if (!validated || !markSeen(this.seenAttesters, validated.targetEpoch, validated.aggregate.attesters[0])) {
+    if (!validated || !this.seenAttesters.add(validated.targetEpoch, validated.aggregate.attesters[0])) {
       logger.debug({slot: att.data.slot}, "duplicate attestation ignored");
       return;
     }
@@ -80,7 +81,7 @@ export class AttestationPool {
   private async addAggregateAndProof(signed: SignedAggregateAndProof): Promise<void> {
     const validated = await validateAggregateAndProof(this.deps, signed, this.seen);
     const aggregatorIndex = signed.message.aggregatorIndex;
-    if (!validated || !markSeen(this.seenAggregators, validated.targetEpoch, aggregatorIndex)) {
+    if (!validated || !this.seenAggregators.add(validated.targetEpoch, aggregatorIndex)) {
       logger.debug({slot: signed.message.aggregate.data.slot, aggregatorIndex}, "aggregate adds nothing new, ignored");
       return;
     }
@@ -131,8 +132,8 @@ export class AttestationPool {
     const minEpoch = computeEpochAtSlot(Math.max(0, minSlot));
     deleteBelow(this.singles, minSlot);
     deleteBelow(this.aggregates, minSlot);
-    deleteBelow(this.seenAttesters, minEpoch);
-    deleteBelow(this.seenAggregators, minEpoch);
+    this.seenAttesters.deleteBelow(minEpoch);
+    this.seenAggregators.deleteBelow(minEpoch);
   }
 
   private slots(): number[] {
