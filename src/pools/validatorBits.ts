@@ -1,3 +1,5 @@
+import {deleteBelow} from "./util.ts";
+
 /**
  * One bit per validator index for each of a few keys (epochs): which validators were seen. On
  * mainnet every one of a million validators attests once an epoch: a Set of them is a hash table
@@ -29,7 +31,7 @@ export class ValidatorBits {
 
   /** Forgets the keys below `min`. */
   deleteBelow(min: number): void {
-    for (const key of this.byKey.keys()) if (key < min) this.byKey.delete(key);
+    deleteBelow(this.byKey, min);
   }
 }
 
