@@ -14,6 +14,7 @@ import {VERSION} from "../version.ts";
 import {getLogger} from "../log.ts";
 import {sendYamuxWindowUpdatesAtHalf} from "./yamuxWindow.ts";
 import {consumeWholeBuffersAtOnce} from "./sendQueueConsume.ts";
+import {gatherNoiseWritesPerTurn} from "./noiseWrites.ts";
 
 const log = getLogger("network");
 
@@ -90,6 +91,7 @@ export async function createBeaconLibp2p(opts: Libp2pOptions): Promise<BeaconLib
   };
   sendYamuxWindowUpdatesAtHalf();
   consumeWholeBuffersAtOnce();
+  gatherNoiseWritesPerTurn();
   const node = await createLibp2p({
     privateKey: privateKeyFromRaw(opts.privateKey),
     addresses: {listen},
