@@ -147,6 +147,16 @@ async function main(): Promise<void> {
     for (const r of records) ids.set(r.data, msgId({type: "unsigned", topic: topicOf(r), data: r.data} as never));
     for (let i = 0; i < PEERS; i++) peers.push(await connectDriver({config, view, nodeAddress, nodeId, currentEpoch, topics, ids}));
     log(`${PEERS} driver peers on ${topics.length} topics`);
+    // the node forwards what it accepts to the other driver peers: the first copy back is when it
+    // had validated the message and sent it on (gossipsub's message id strings are unpadded base64)
+    const recordOfId = new Map(records.map((r) => [Buffer.from(ids.get(r.data)!).toString("base64").replace(/=+$/, ""), r]));
+    const forwardedAtMs = new Map<GossipRecord, number>();
+    for (const peer of peers) {
+      peer.libp2p.services.gossipsub.addEventListener("gossipsub:message", (evt) => {
+        const r = recordOfId.get(evt.detail.msgId);
+        if (r && !forwardedAtMs.has(r)) forwardedAtMs.set(r, Date.now());
+      });
+    }
     const firstMs = genesisMs + SLOT_MS;
     if (Date.now() > firstMs - 2000) throw new Error(`the node and its peers were not ready before slot 1 (${START_S} s after the launch): set BENCH_GOSSIP_START_S higher`);
     await sleep(firstMs - 2000 - Date.now());
@@ -181,6 +191,11 @@ async function main(): Promise<void> {
     const verdicts = (e: Exposition) => e.samples.filter((s) => s.name === "beacon_gateway_gossip_messages_received_total").reduce((n, s) => n + s.value, 0);
     const offered = verdicts(before) + records.length;
     while (Date.now() < endMs && verdicts(await scrape(metricsPort)) < offered) await sleep(1000);
+    // and until the forwards have stopped coming back (behind the driver peers' backlog)
+    for (let seen = -1; Date.now() < endMs && forwardedAtMs.size !== seen; ) {
+      seen = forwardedAtMs.size;
+      await sleep(1000);
+    }
     const after = await scrape(metricsPort);
     const cpuSeconds = (cpuMicros(pid) - cpuBefore) / 1e6;
     clearInterval(rssTimer);
@@ -205,6 +220,7 @@ async function main(): Promise<void> {
       rss,
       rest,
       slotStartMs: (slot) => genesisMs + slot * SLOT_MS,
+      forwardedAtMs,
       publishLateMs,
       publishErrors,
       blst,

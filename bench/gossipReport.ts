@@ -27,6 +27,8 @@ export interface GossipRun {
   rss: {start: number; peak: number; end: number};
   rest: {latencies: number[]; failures: number; heads: Array<{slot: number; atMs: number}>};
   slotStartMs(slot: number): number;
+  /** when a driver peer first received a message back from the node (forwarded: accepted), by message */
+  forwardedAtMs: Map<GossipRecord, number>;
   publishLateMs: number;
   /** the driver's failed publishes, by error */
   publishErrors: Map<string, number>;
@@ -119,6 +121,13 @@ export function printGossipReport(run: GossipRun): void {
     heads.push(head ? `${slot}: +${fmt(head.atMs - run.slotStartMs(slot))} ms` : `${slot}: never`);
   }
   const onTime = run.rest.heads.filter((h) => h.slot >= 1 && h.atMs - run.slotStartMs(h.slot) < 4000).length;
+  const forwards = [];
+  for (let slot = 1; slot <= run.slots; slot++) {
+    const ofSlot = run.records.filter((r) => r.slot === slot);
+    const times = ofSlot.map((r) => run.forwardedAtMs.get(r)).filter((t) => t !== undefined);
+    const last = times.length > 0 ? `, the last at +${fmt((Math.max(...times) - run.slotStartMs(slot)) / 1000, 1)} s` : "";
+    forwards.push(`${slot}: ${fmt(times.length)} of ${fmt(ofSlot.length)}${last}`);
+  }
   const sets = run.records.reduce((n, r) => n + r.sets.length, 0);
   const rawCpuPerSet = (run.blst.cpuSeconds * 1e6) / run.blst.sets;
   const nodeCpuPerSet = (run.cpuSeconds * 1e6) / sets;
@@ -128,6 +137,7 @@ export function printGossipReport(run: GossipRun): void {
     [
       ["event-loop lag (probe every 500 ms)", `p99 ${quantile(run, LAG, 0.99)}, max ${quantile(run, LAG, 1)}`],
       ["head moved to the slot's block (from the slot's start)", `${heads.join(", ")}; ${onTime} of ${run.slots} within 4 s`],
+      ["a slot's messages validated and forwarded (first copy back at a driver peer, from the slot's start)", forwards.join("; ")],
       ["REST, light mix every 50 ms", `${lat.length} requests, p50 ${fmt(percentile(lat, 0.5), 1)} ms, p99 ${fmt(percentile(lat, 0.99), 1)} ms, max ${fmt(Math.max(...lat), 0)} ms, ${run.rest.failures} failed or not 200`],
       ["node CPU over the window", `${fmt(run.cpuSeconds, 1)} s (${fmt((100 * run.cpuSeconds) / run.windowSeconds)}% of one core)`],
       ["node RSS", `${fmt(run.rss.start)} MiB at the start, ${fmt(run.rss.peak)} peak, ${fmt(run.rss.end)} at the end`],
