@@ -126,7 +126,9 @@ export function printGossipReport(run: GossipRun): void {
     const ofSlot = run.records.filter((r) => r.slot === slot);
     const times = ofSlot.map((r) => run.forwardedAtMs.get(r)).filter((t) => t !== undefined);
     const last = times.length > 0 ? `, the last at +${fmt((Math.max(...times) - run.slotStartMs(slot)) / 1000, 1)} s` : "";
-    forwards.push(`${slot}: ${fmt(times.length)} of ${fmt(ofSlot.length)}${last}`);
+    const missing = GOSSIP_KINDS.map((kind) => [kind, ofSlot.filter((r) => r.kind === kind && !run.forwardedAtMs.has(r)).length] as const).filter(([, n]) => n > 0);
+    const none = missing.length > 0 ? ` (none back: ${missing.map(([kind, n]) => `${fmt(n)} ${kind}`).join(", ")})` : "";
+    forwards.push(`${slot}: ${fmt(times.length)} of ${fmt(ofSlot.length)}${last}${none}`);
   }
   const sets = run.records.reduce((n, r) => n + r.sets.length, 0);
   const rawCpuPerSet = (run.blst.cpuSeconds * 1e6) / run.blst.sets;

@@ -4,6 +4,7 @@ import {getLogger} from "../log.ts";
 import {serializeSet, serializeSetBySigners, type SerializedSet, type SignatureVerifier, type VerifyOptions} from "./verifier.ts";
 import {PubkeyTable} from "./pubkeyTable.ts";
 import {verifyJobs} from "./verifyJobs.ts";
+import {packJobs} from "./packedJobs.ts";
 import {JobQueue} from "./jobQueue.ts";
 import {LoopTurns, StepCost} from "../loopTurns.ts";
 
@@ -186,7 +187,8 @@ export class BlsWorkerPool implements SignatureVerifier {
     pw.sets += jobs.reduce((n, job) => n + job.sets.length, 0);
     // a worker with work keeps the process alive until it answers; an idle one does not
     pw.worker.ref();
-    pw.worker.postMessage({id, jobs: jobs.map((job) => job.sets)});
+    const packed = packJobs(jobs.map((job) => job.sets));
+    pw.worker.postMessage({id, packed}, [packed]);
   }
 
   /** sets of an on-loop batch: as many as a turn's budget holds at their measured cost (at least one) */
