@@ -29,11 +29,8 @@ export class VoteTable {
 
   /** After the proto-array dropped nodes: each index moved to its node's new index, or to none with a removed node. */
   remap(newIndexOf: ReadonlyArray<number | null>): void {
-    const follow = (index: number): number => (index === NO_NODE ? NO_NODE : (newIndexOf[index] ?? NO_NODE));
-    for (let v = 0; v < this.size; v++) {
-      this.currentIndex[v] = follow(this.currentIndex[v]);
-      this.nextIndex[v] = follow(this.nextIndex[v]);
-    }
+    remapNodeIndices(this.currentIndex, this.size, newIndexOf);
+    remapNodeIndices(this.nextIndex, this.size, newIndexOf);
   }
 
   private grow(size: number): void {
@@ -48,7 +45,12 @@ export class VoteTable {
   }
 }
 
-function grown<T extends Int32Array | Float64Array>(array: T, capacity: number, empty: number): T {
+/** The first `length` node indices of `indices` moved to their nodes' new indices after a prune, or to none where the node was removed. */
+export function remapNodeIndices(indices: Int32Array, length: number, newIndexOf: ReadonlyArray<number | null>): void {
+  for (let i = 0; i < length; i++) indices[i] = indices[i] === NO_NODE ? NO_NODE : (newIndexOf[indices[i]] ?? NO_NODE);
+}
+
+export function grown<T extends Int32Array | Float64Array>(array: T, capacity: number, empty: number): T {
   const larger = new (array.constructor as new (length: number) => T)(capacity);
   larger.set(array);
   larger.fill(empty, array.length);

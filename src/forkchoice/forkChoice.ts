@@ -1,5 +1,6 @@
 import {getLogger, type TopicLogger} from "../log.ts";
-import {NO_NODE, VoteTable, computeDeltas} from "./computeDeltas.ts";
+import {VoteTable, computeDeltas} from "./computeDeltas.ts";
+import {QueuedVotes} from "./queuedVotes.ts";
 import {ProtoArray} from "./protoArray.ts";
 import {
   ForkChoiceError,
@@ -28,12 +29,6 @@ export interface OnBlockOpts {
   optimistic?: boolean;
 }
 
-interface QueuedVote {
-  validatorIndex: number;
-  blockRoot: string;
-  targetEpoch: number;
-}
-
 /**
  * The spec's fork-choice Store and handlers (phase0 fork-choice.md, unchanged in substance by
  * later forks) over a proto-array. Block validity, attestation signatures and the state
@@ -58,8 +53,8 @@ export class ForkChoice {
   /** latest messages by validator index */
   private readonly votes = new VoteTable();
   private readonly equivocatingIndices = new Set<number>();
-  /** votes that may only count from a later slot, keyed by that slot */
-  private readonly queuedVotes = new Map<number, QueuedVote[]>();
+  /** votes that may only count from a later slot */
+  private readonly queuedVotes = new QueuedVotes();
 
   /** the balances node weights were computed with, and the checkpoint they belong to */
   private balances: number[];
@@ -95,10 +90,8 @@ export class ForkChoice {
     if (this.currentEpoch() > previousEpoch) {
       this.updateCheckpoints(this.unrealizedJustified, this.unrealizedFinalized);
     }
-    const dueSlots = [...this.queuedVotes.keys()].filter((slot) => slot <= currentSlot).sort((a, b) => a - b);
-    for (const releaseSlot of dueSlots) {
-      for (const vote of this.queuedVotes.get(releaseSlot) ?? []) this.applyVote(vote);
-      this.queuedVotes.delete(releaseSlot);
+    for (const batch of this.queuedVotes.takeDue(currentSlot)) {
+      for (let i = 0; i < batch.length; i++) this.applyVote(batch.validatorIndex[i], batch.nodeIndex[i], batch.targetEpoch[i]);
     }
   }
 
@@ -139,16 +132,11 @@ export class ForkChoice {
    * An attestation only counts from the slot after its own (so future-epoch targets wait too).
    */
   onAttestation(validatorIndex: number, blockRoot: string, targetEpoch: number, slot?: number): void {
-    if (this.equivocatingIndices.has(validatorIndex) || this.protoArray.indexOf(blockRoot) === undefined) return;
+    const nodeIndex = this.protoArray.indexOf(blockRoot);
+    if (this.equivocatingIndices.has(validatorIndex) || nodeIndex === undefined) return;
     const releaseSlot = (slot ?? computeStartSlotAtEpoch(targetEpoch, this.opts.slotsPerEpoch)) + 1;
-    const vote = {validatorIndex, blockRoot, targetEpoch};
-    if (this.currentSlot >= releaseSlot) {
-      this.applyVote(vote);
-      return;
-    }
-    const queued = this.queuedVotes.get(releaseSlot);
-    if (queued) queued.push(vote);
-    else this.queuedVotes.set(releaseSlot, [vote]);
+    if (this.currentSlot >= releaseSlot) this.applyVote(validatorIndex, nodeIndex, targetEpoch);
+    else this.queuedVotes.add(releaseSlot, validatorIndex, nodeIndex, targetEpoch);
   }
 
   /** Spec on_attester_slashing with the already-intersected attesting indices. */
@@ -258,6 +246,7 @@ export class ForkChoice {
     if (removed.length === 0) return removed;
     // weight on a removed node left with it
     this.votes.remap(newIndexOf);
+    this.queuedVotes.remap(newIndexOf);
     this.log.debug({removed: removed.length, finalizedRoot: this.finalized.root}, "Pruned fork choice");
     return removed;
   }
@@ -276,11 +265,12 @@ export class ForkChoice {
 
   /**
    * Spec latest-message rule: a validator's vote moves only to a later target epoch. A queued
-   * vote whose block was pruned meanwhile still replaces the older message, but weighs nothing.
+   * vote whose block was pruned meanwhile (its node index NO_NODE) still replaces the older
+   * message, but weighs nothing.
    */
-  private applyVote({validatorIndex, blockRoot, targetEpoch}: QueuedVote): void {
+  private applyVote(validatorIndex: number, nodeIndex: number, targetEpoch: number): void {
     if (this.equivocatingIndices.has(validatorIndex)) return;
-    this.votes.set(validatorIndex, this.protoArray.indexOf(blockRoot) ?? NO_NODE, targetEpoch);
+    this.votes.set(validatorIndex, nodeIndex, targetEpoch);
   }
 
   /** Spec update_checkpoints. */

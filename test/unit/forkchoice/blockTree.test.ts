@@ -17,6 +17,16 @@ function codeOf(fn: () => void): string | undefined {
   return undefined;
 }
 
+/** A and its descendants C and D, which finalizes A; B a sibling of A that a prune removes. */
+function addFinalizingFork(fc: ReturnType<typeof createForkChoice>["fc"]): void {
+  addBlocks(fc, [
+    {slot: 8, root: A, parent: GENESIS},
+    {slot: 9, root: B, parent: GENESIS},
+    {slot: 16, root: C, parent: A, justified: cp(1, A)},
+    {slot: 24, root: D, parent: C, justified: cp(2, C), finalized: cp(1, A)},
+  ]);
+}
+
 describe("ForkChoice block tree", () => {
   it("answers ancestor and descendant queries across skipped slots and forks", () => {
     const {fc} = createForkChoice(10);
@@ -91,15 +101,28 @@ describe("ForkChoice block tree", () => {
     expect(codeOf(() => createForkChoice(0, {anchor}))).toBe("INVALID_ANCHOR");
   });
 
+  it("counts votes queued before a prune for their blocks at their new places, and a vote for a pruned block for nothing", () => {
+    const {fc} = createForkChoice(24);
+    addFinalizingFork(fc);
+    // attestations of the current slot: they count from the next one
+    vote(fc, [1, 2], D, 3, 24);
+    vote(fc, [3], C, 3, 24);
+    vote(fc, [0], B, 3, 24);
+    fc.updateHead();
+    expect(weightOf(fc, D)).toBe(0);
+    // GENESIS and B go: A, C and D move to the front of the array
+    expect(fc.prune().map((b) => b.blockRoot)).toEqual([GENESIS, B]);
+    fc.onTick(25);
+    expect(fc.updateHead().blockRoot).toBe(D);
+    expect(weightOf(fc, D)).toBe(2 * BALANCE);
+    expect(weightOf(fc, C)).toBe(3 * BALANCE);
+    expect(weightOf(fc, A)).toBe(3 * BALANCE);
+  });
+
   it("prunes everything not descending from the finalized block, keeping the head and vote accounting", () => {
     const E = root(0xe0);
     const {fc} = createForkChoice(24);
-    addBlocks(fc, [
-      {slot: 8, root: A, parent: GENESIS},
-      {slot: 9, root: B, parent: GENESIS},
-      {slot: 16, root: C, parent: A, justified: cp(1, A)},
-      {slot: 24, root: D, parent: C, justified: cp(2, C), finalized: cp(1, A)},
-    ]);
+    addFinalizingFork(fc);
     vote(fc, [0], B, 1);
     vote(fc, [1, 2], D, 3, 24);
     fc.onTick(25);
