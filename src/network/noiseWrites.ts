@@ -7,8 +7,9 @@
  * half second. This gathers what a connection is given in one turn of the event loop and sends
  * it at the turn's end (`process.nextTick`, after the microtasks that forwarded it), encrypted
  * as one noise message per 64 KiB and written to the socket at once, as rust-libp2p's noise
- * output buffers its plaintext until it is flushed or a frame is full. The bytes and their order on the wire are what the library would send;
- * only their grouping into noise messages differs, which the receiver does not see.
+ * output buffers its plaintext until it is flushed or a frame is full. The bytes and their
+ * order are what the library would send; only their grouping into noise messages differs,
+ * which the receiver does not see.
  *
  * Back pressure is kept: once the socket has said it is full, `send` is the library's again
  * (it answers false, and the muxer pauses its streams until `drain`); a connection closed with
