@@ -22,7 +22,7 @@ describe("a batch of signature sets packed into one buffer for a BLS worker", ()
     jobs[2].push({msg: wide.subarray(50, 82), sig: bytes(96, 11), signers: [4, 5]});
     const packed = packJobs(jobs);
     const unpacked = unpackJobs(packed);
-    expect(unpacked).toEqual(jobs.map((sets) => sets.map((set) => ({...set}))));
+    expect(unpacked).toEqual(jobs);
     for (const set of unpacked.flat()) {
       expect(set.msg.buffer).toBe(packed);
       expect(set.sig.buffer).toBe(packed);
