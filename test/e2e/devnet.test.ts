@@ -1,3 +1,5 @@
+// suite: alone (three validating nodes on 2-second slots must finalize together: beside another
+// file's nodes on a slow machine they missed finality in fulu within 400 s)
 import {describe, expect, it} from "@jest/globals";
 import {devnetProcesses, saveGenesisState} from "./devnetProcesses.ts";
 import {chainView, getJson, p2pAddress, restNodeArgs, waitFor} from "./nodeProcess.ts";
