@@ -7,8 +7,8 @@
 // processes, not on the CPU, so they run two at a time. A file that starts with a line
 // `// suite: alone (why)` runs afterwards, one file at a time: devnets of several processes,
 // an independent implementation on the wire, and tests whose assertions are about time.
-import {spawnSync} from "node:child_process";
-import {mkdtempSync, readFileSync, readdirSync, rmSync} from "node:fs";
+import {spawn, spawnSync} from "node:child_process";
+import {closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join, relative} from "node:path";
 import {fileURLToPath} from "node:url";
@@ -42,10 +42,33 @@ export function filesThatRunAlone() {
 if (process.argv[1] !== fileURLToPath(import.meta.url)) {
   // imported (by a test of this file): only the exports
 } else if (args.length > 0) process.exit(jest(args));
-else runAll();
+else await runAll();
 
-function runAll() {
+/**
+ * The interop tests' Lodestar peer, installed in a process of its own while tsc checks the tree
+ * (tsc keeps one core busy, the install mostly the other: npm, then node-gyp), and waited for before
+ * any test starts, so no test shares the cores with it. Its output goes to a file (a pipe would fill
+ * while this process waits on tsc), printed once it is done.
+ */
+function startPeerInstall(logDir) {
+  const logFile = join(logDir, "lodestar-peer-install.log");
+  const out = openSync(logFile, "w");
+  const child = spawn(process.execPath, [join(root, "test/interop/installPeer.ts")], {cwd: root, stdio: ["ignore", out, out]});
+  closeSync(out);
+  const done = new Promise((resolve) => {
+    child.on("error", (e) => resolve(`Lodestar peer install did not start: ${e.message}`));
+    child.on("exit", () => resolve(readFileSync(logFile, "utf8").trim().split("\n").slice(-5).join("\n")));
+  });
+  return done;
+}
+
+async function runAll() {
+  const summaries = mkdtempSync(join(tmpdir(), "test-summary-"));
+  const installLog = mkdtempSync(join(tmpdir(), "test-peer-install-"));
+  const peerInstall = startPeerInstall(installLog);
   const tsc = spawnSync(process.execPath, [bin("typescript/bin/tsc"), "--noEmit", "-p", "."], {stdio: "inherit", cwd: root});
+  console.log(await peerInstall);
+  rmSync(installLog, {recursive: true, force: true});
   if (tsc.status !== 0) {
     console.error("type check failed: tests not run");
     process.exit(tsc.status ?? 1);
@@ -53,7 +76,6 @@ function runAll() {
 
   const alone = filesThatRunAlone();
   const escape = (path) => path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const summaries = mkdtempSync(join(tmpdir(), "test-summary-"));
   const env = {TEST_SUMMARY_DIR: summaries};
   console.log(`\n== the suite, two files at a time (all but the ${alone.length} that run alone)\n`);
   const together = jest(["--maxWorkers=2", "--testPathIgnorePatterns", "/node_modules/", ...alone.map((path) => `/${escape(path)}$`)], env);
