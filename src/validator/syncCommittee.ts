@@ -1,6 +1,6 @@
 import {EPOCHS_PER_SYNC_COMMITTEE_PERIOD, ForkSeq, SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
 import {computeEpochAtSlot, isSyncCommitteeAggregator} from "@lodestar/state-transition";
-import type {Root, Slot, altair} from "@lodestar/types";
+import type {BLSSignature, Root, Slot, altair} from "@lodestar/types";
 import {byteArrayEquals} from "@lodestar/utils";
 import type {SyncDuty} from "./beaconApi.ts";
 import {errorMessage, forEachSettled, nothingToAggregate, publishDuties, signedIfStillOurs, type ValidatorContext} from "./context.ts";
@@ -11,6 +11,14 @@ const SUBCOMMITTEE_SIZE = SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT;
 function syncPeriodOf(epoch: number): number {
   return Math.floor(epoch / EPOCHS_PER_SYNC_COMMITTEE_PERIOD);
 }
+
+/**
+ * Sync committee selection proofs are signed this many slots before the contribution deadline
+ * that uses them, half-way into a slot (as the attesters' selection proofs, and as Lighthouse
+ * computes them ahead): not at the deadline, two thirds into the slot, where each seat's proof
+ * and then its contribution were signed back to back, beside the aggregates of the slot.
+ */
+export const SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS = 1;
 
 /** The sync committee period whose members sign at `slot`: the one of `slot + 1` (altair validator.md). */
 function dutyPeriodOfSlot(slot: Slot): number {
@@ -28,6 +36,8 @@ export class SyncCommitteeService {
   private readonly byPeriod: DutyStore<SyncDuty[]>;
   /** The head block root each slot's messages signed, for that slot's contributions. */
   private readonly signedRoots = new Map<Slot, Root>();
+  /** Selection proofs signed ahead, by slot, then by the seat's key and subcommittee (null: not ours any more). */
+  private readonly proofs = new Map<Slot, Map<string, Promise<BLSSignature | null>>>();
 
   constructor(ctx: ValidatorContext) {
     this.ctx = ctx;
@@ -85,14 +95,11 @@ export class SyncCommitteeService {
     this.signedRoots.delete(slot);
     if (!beaconBlockRoot) return;
 
-    const seats = this.dutiesAt(slot).flatMap((duty) =>
-      [...new Set(duty.validatorSyncCommitteeIndices.map((i) => Math.floor(i / SUBCOMMITTEE_SIZE)))].map((subcommitteeIndex) => ({duty, subcommitteeIndex}))
-    );
-    // asked for all at once, the proofs are signed a few milliseconds' worth per turn, not one per turn;
-    // a seat whose proof cannot be signed does not aggregate
-    const proofs = await Promise.allSettled(
-      seats.map(({duty, subcommitteeIndex}) => signedIfStillOurs(this.ctx, duty, () => signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex)))
-    );
+    const seats = this.seatsAt(slot);
+    // signed ahead (signSelectionProofs), or now for a seat that was not known then
+    const signedAhead = this.proofs.get(slot);
+    this.proofs.delete(slot);
+    const proofs = await Promise.allSettled(seats.map((seat) => signedAhead?.get(seatKey(seat)) ?? this.signProof(slot, seat)));
     const selected = seats.flatMap((seat, i) => {
       const proof = proofs[i];
       if (proof.status === "rejected") {
@@ -132,6 +139,37 @@ export class SyncCommitteeService {
     log.info({slot, count: signed.length}, "Published sync committee contributions");
   }
 
+  /**
+   * Half-way into a slot: the selection proofs of every seat of ours at `slot` (the slot
+   * SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS ahead) not signed yet, kept for its contribution deadline.
+   */
+  async signSelectionProofs(slot: Slot): Promise<void> {
+    for (const kept of this.proofs.keys()) if (kept < slot - SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS) this.proofs.delete(kept);
+    const seats = this.seatsAt(slot);
+    if (seats.length === 0) return;
+    const kept = this.proofs.get(slot) ?? new Map<string, Promise<BLSSignature | null>>();
+    this.proofs.set(slot, kept);
+    for (const seat of seats) {
+      if (kept.has(seatKey(seat))) continue;
+      const proof = this.signProof(slot, seat);
+      // a failure is logged at the deadline, where the seat is left out
+      proof.catch(() => undefined);
+      kept.set(seatKey(seat), proof);
+    }
+    await Promise.allSettled(kept.values());
+  }
+
+  /** Our seats at `slot`: each duty once per subcommittee it sits in. */
+  private seatsAt(slot: Slot): Seat[] {
+    return this.dutiesAt(slot).flatMap((duty) =>
+      [...new Set(duty.validatorSyncCommitteeIndices.map((i) => Math.floor(i / SUBCOMMITTEE_SIZE)))].map((subcommitteeIndex) => ({duty, subcommitteeIndex}))
+    );
+  }
+
+  private signProof(slot: Slot, {duty, subcommitteeIndex}: Seat): Promise<BLSSignature | null> {
+    return signedIfStillOurs(this.ctx, duty, () => this.ctx.signer.signSyncSelectionProof(duty.pubkey, slot, subcommitteeIndex));
+  }
+
   private dutiesAt(slot: Slot): SyncDuty[] {
     if (this.ctx.config.getForkSeq(slot) < ForkSeq.altair) return [];
     // still ours: a key removed since the duties were fetched has none
@@ -150,4 +188,14 @@ export class SyncCommitteeService {
       log.error({period, epoch, error: errorMessage(err)}, "Failed to fetch sync committee duties");
     }
   }
+}
+
+interface Seat {
+  duty: SyncDuty;
+  subcommitteeIndex: number;
+}
+
+/** A seat's key among the proofs signed ahead: its validator's key and subcommittee (a key removed and another added get new proofs). */
+function seatKey({duty, subcommitteeIndex}: Seat): string {
+  return `${Buffer.from(duty.pubkey).toString("hex")}:${subcommitteeIndex}`;
 }

@@ -1,8 +1,9 @@
 import {afterEach, describe, expect, it, jest} from "@jest/globals";
-import {DOMAIN_SELECTION_PROOF, SLOTS_PER_EPOCH} from "@lodestar/params";
+import {DOMAIN_SELECTION_PROOF, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, SLOTS_PER_EPOCH, SYNC_COMMITTEE_SIZE, SYNC_COMMITTEE_SUBNET_COUNT} from "@lodestar/params";
 import {computeEpochAtSlot} from "@lodestar/state-transition";
 import {ssz} from "@lodestar/types";
 import {AttesterService, SELECTION_PROOF_LOOKAHEAD_SLOTS} from "../../../src/validator/attester.ts";
+import {SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS} from "../../../src/validator/syncCommittee.ts";
 import {startManualDuties, tempDir} from "./manualDuties.ts";
 import {FakeBeaconApi, VALIDATORS} from "./fakeBeaconApi.ts";
 
@@ -95,5 +96,42 @@ describe("duty loop: selection proofs signed ahead of their slot", () => {
     await attester.aggregate(duty);
     await round;
     expect(api.aggregates.map((a) => [a.message.aggregatorIndex, a.message.aggregate.data.slot])).toEqual([[2, duty]]);
+  });
+
+  it("sync committee selection proofs are signed half-way into the slot before their contributions, once, and the contributions carry them", async () => {
+    expect(SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS).toBe(1);
+    // electra: every validator holds one sync committee seat (FakeBeaconApi: seat 4i), and on the minimal preset every seat aggregates
+    const api = new FakeBeaconApi("electra", 0);
+    const dir = await tempDir("sync-selection-");
+    cleanups.push(dir.remove);
+    const start = 2 * SLOTS_PER_EPOCH;
+    const harness = await startManualDuties({api, dir: dir.dir, slot: start, indices: Array.from({length: VALIDATORS}, (_, i) => i)});
+    cleanups.push(harness.stop);
+    const signedFor: number[] = [];
+    const signer = harness.ctx.signer;
+    const sign = signer.signSyncSelectionProof.bind(signer);
+    signer.signSyncSelectionProof = (pubkey, slot, subcommitteeIndex) => {
+      signedFor.push(slot);
+      return sign(pubkey, slot, subcommitteeIndex);
+    };
+    const signedAt = (slot: number) => signedFor.filter((s) => s === slot).length;
+
+    // The first slot run: its own proofs at its contribution deadline (nothing was signed ahead), the next slot's half-way into it.
+    await harness.runSlot();
+    expect(signedAt(start + 1)).toBe(VALIDATORS);
+    expect(signedAt(start + 2)).toBe(VALIDATORS);
+    // The next slot: its contributions use the proofs signed ahead (none signed again), and the slot after's are signed.
+    await harness.runSlot();
+    expect(signedAt(start + 2)).toBe(VALIDATORS);
+    expect(signedAt(start + 3)).toBe(VALIDATORS);
+    const contributions = api.contributions.filter((c) => c.message.contribution.slot === start + 2);
+    expect(contributions.map((c) => c.message.aggregatorIndex).sort()).toEqual(Array.from({length: VALIDATORS}, (_, i) => i));
+    for (const {message} of contributions) {
+      const subcommitteeIndex = Math.floor((4 * message.aggregatorIndex) / (SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT));
+      expect(message.contribution.subcommitteeIndex).toBe(subcommitteeIndex);
+      const data = {slot: start + 2, subcommitteeIndex};
+      expect(api.verifies(message.aggregatorIndex, ssz.altair.SyncAggregatorSelectionData, data, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, computeEpochAtSlot(start + 2), message.selectionProof)).toBe(true);
+    }
+    expect(harness.lines.filter((l) => l.level === "error" || l.level === "warn")).toEqual([]);
   });
 });
