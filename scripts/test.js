@@ -55,11 +55,10 @@ function startPeerInstall(logDir) {
   const out = openSync(logFile, "w");
   const child = spawn(process.execPath, [join(root, "test/interop/installPeer.ts")], {cwd: root, stdio: ["ignore", out, out]});
   closeSync(out);
-  const done = new Promise((resolve) => {
+  return new Promise((resolve) => {
     child.on("error", (e) => resolve(`Lodestar peer install did not start: ${e.message}`));
     child.on("exit", () => resolve(readFileSync(logFile, "utf8").trim().split("\n").slice(-5).join("\n")));
   });
-  return done;
 }
 
 async function runAll() {

@@ -117,9 +117,8 @@ export class DutyLoop {
     this.at(slot, this.config.getAttestationDueMs(fork), "attestation", () => this.attester.attest(slot));
     this.at(slot, this.config.SLOT_DURATION_MS / 2, "selection proofs", () => this.attester.signSelectionProofs(slot + SELECTION_PROOF_LOOKAHEAD_SLOTS));
     this.at(slot, this.config.getAggregateDueMs(fork), "aggregation", () => this.attester.aggregate(slot));
-    if (this.config.getForkSeq(slot + SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS) >= ForkSeq.altair) {
-      this.at(slot, this.config.SLOT_DURATION_MS / 2, "sync selection proofs", () => this.sync.signSelectionProofs(slot + SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS));
-    }
+    // no seats before altair: nothing is signed
+    this.at(slot, this.config.SLOT_DURATION_MS / 2, "sync selection proofs", () => this.sync.signSelectionProofs(slot + SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS));
     if (this.config.getForkSeq(slot) >= ForkSeq.altair) {
       this.at(slot, this.config.getSyncMessageDueMs(fork), "sync committee messages", () => this.sync.produceMessages(slot));
       this.at(slot, this.config.getSyncContributionDueMs(fork), "sync committee contributions", () => this.sync.produceContributions(slot));

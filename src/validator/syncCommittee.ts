@@ -150,11 +150,12 @@ export class SyncCommitteeService {
     const kept = this.proofs.get(slot) ?? new Map<string, Promise<BLSSignature | null>>();
     this.proofs.set(slot, kept);
     for (const seat of seats) {
-      if (kept.has(seatKey(seat))) continue;
+      const key = seatKey(seat);
+      if (kept.has(key)) continue;
       const proof = this.signProof(slot, seat);
-      // a failure is logged at the deadline, where the seat is left out
-      proof.catch(() => undefined);
-      kept.set(seatKey(seat), proof);
+      // one that could not be signed now (a remote signer away) is signed again at the deadline
+      proof.catch(() => kept.get(key) === proof && kept.delete(key));
+      kept.set(key, proof);
     }
     await Promise.allSettled(kept.values());
   }

@@ -98,7 +98,7 @@ describe("duty loop: selection proofs signed ahead of their slot", () => {
     expect(api.aggregates.map((a) => [a.message.aggregatorIndex, a.message.aggregate.data.slot])).toEqual([[2, duty]]);
   });
 
-  it("sync committee selection proofs are signed half-way into the slot before their contributions, once, and the contributions carry them", async () => {
+  it("sync committee selection proofs are signed half-way into the slot before their contributions, once (again at the deadline where that failed), and the contributions carry them", async () => {
     expect(SYNC_SELECTION_PROOF_LOOKAHEAD_SLOTS).toBe(1);
     // electra: every validator holds one sync committee seat (FakeBeaconApi: seat 4i), and on the minimal preset every seat aggregates
     const api = new FakeBeaconApi("electra", 0);
@@ -110,8 +110,14 @@ describe("duty loop: selection proofs signed ahead of their slot", () => {
     const signedFor: number[] = [];
     const signer = harness.ctx.signer;
     const sign = signer.signSyncSelectionProof.bind(signer);
-    signer.signSyncSelectionProof = (pubkey, slot, subcommitteeIndex) => {
+    // the first proof asked for slot start + 3 fails, as a remote signer away for a moment
+    let failOnce = true;
+    signer.signSyncSelectionProof = async (pubkey, slot, subcommitteeIndex) => {
       signedFor.push(slot);
+      if (slot === start + 3 && failOnce) {
+        failOnce = false;
+        throw new Error("signer away");
+      }
       return sign(pubkey, slot, subcommitteeIndex);
     };
     const signedAt = (slot: number) => signedFor.filter((s) => s === slot).length;
@@ -120,17 +126,22 @@ describe("duty loop: selection proofs signed ahead of their slot", () => {
     await harness.runSlot();
     expect(signedAt(start + 1)).toBe(VALIDATORS);
     expect(signedAt(start + 2)).toBe(VALIDATORS);
-    // The next slot: its contributions use the proofs signed ahead (none signed again), and the slot after's are signed.
+    // The next slot: its contributions use the proofs signed ahead (none signed again), and the slot after's are signed (one fails).
     await harness.runSlot();
     expect(signedAt(start + 2)).toBe(VALIDATORS);
     expect(signedAt(start + 3)).toBe(VALIDATORS);
-    const contributions = api.contributions.filter((c) => c.message.contribution.slot === start + 2);
-    expect(contributions.map((c) => c.message.aggregatorIndex).sort()).toEqual(Array.from({length: VALIDATORS}, (_, i) => i));
-    for (const {message} of contributions) {
-      const subcommitteeIndex = Math.floor((4 * message.aggregatorIndex) / (SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT));
-      expect(message.contribution.subcommitteeIndex).toBe(subcommitteeIndex);
-      const data = {slot: start + 2, subcommitteeIndex};
-      expect(api.verifies(message.aggregatorIndex, ssz.altair.SyncAggregatorSelectionData, data, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, computeEpochAtSlot(start + 2), message.selectionProof)).toBe(true);
+    // The slot after: the proof that failed ahead is signed again at its deadline, the others are not.
+    await harness.runSlot();
+    expect(signedAt(start + 3)).toBe(VALIDATORS + 1);
+    for (const slot of [start + 2, start + 3]) {
+      const contributions = api.contributions.filter((c) => c.message.contribution.slot === slot);
+      expect(contributions.map((c) => c.message.aggregatorIndex).sort()).toEqual(Array.from({length: VALIDATORS}, (_, i) => i));
+      for (const {message} of contributions) {
+        const subcommitteeIndex = Math.floor((4 * message.aggregatorIndex) / (SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT));
+        expect(message.contribution.subcommitteeIndex).toBe(subcommitteeIndex);
+        const data = {slot, subcommitteeIndex};
+        expect(api.verifies(message.aggregatorIndex, ssz.altair.SyncAggregatorSelectionData, data, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, computeEpochAtSlot(slot), message.selectionProof)).toBe(true);
+      }
     }
     expect(harness.lines.filter((l) => l.level === "error" || l.level === "warn")).toEqual([]);
   });
