@@ -9,7 +9,7 @@ import {tmpdir} from "node:os";
 import {join} from "node:path";
 import {fileURLToPath} from "node:url";
 import type {ChildProcess} from "node:child_process";
-import {CEILING_SERVER, CONNECTIONS, DURATION_S, HOST, WARMUP_S, type Measurement, type Target, chainClock, measure, startServer, stop, waitForHeadSlot} from "./harness.ts";
+import {CEILING_SERVER, CONNECTIONS, DURATION_S, HOST, WARMUP_S, type Measurement, type Target, chainClock, devNodeArgs, measure, startServer, stop, waitForHeadSlot} from "./harness.ts";
 import {freePort, peerName, rssMiB, startPeer} from "./peer.ts";
 import {printComparison, type Runs} from "./comparison.ts";
 import {runMix} from "./apiMix.ts";
@@ -83,10 +83,7 @@ async function main(): Promise<void> {
   try {
     const ceilingServer = await startServer(["-e", CEILING_SERVER], "listening");
     procs.push(ceilingServer.proc);
-    const nodeArgs = [BIN, "node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--data-dir", dataDir, "--log-format", "json"];
-    const chainArgs = ["--genesis-fork", "bellatrix", "--seconds-per-slot", "4", "--validators", String(VALIDATORS)];
-    const networkArgs = ["--listen-address", HOST, "--tcp-port", "0", "--no-quic", "--no-discovery"];
-    const node = await startServer([...nodeArgs, ...chainArgs, ...networkArgs], "REST API listening");
+    const node = await startServer([BIN, ...devNodeArgs(dataDir, VALIDATORS)], "REST API listening");
     procs.push(node.proc);
     const servers: Server[] = [{name: "beacon-gateway", fullName: OUR_NAME, base: `http://${HOST}:${node.port}`, pid: node.proc.pid!, clock: () => ({slot: 0, epoch: 0})}];
     if (PEER_DIR) {

@@ -12,7 +12,7 @@
 //   window at the fixed rate, unmeasured, before each server's runs)
 import {cpuMicros, getData} from "./harness.ts";
 import {type Category, type MixChain, type MixRequest, mixSchedule, requestKey} from "./mix.ts";
-import {type LoadSummary, type Probe, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
+import {type LoadSummary, type Outcome, type Probe, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
 import {printMixReport} from "./mixReport.ts";
 
 const RATE = Number(process.env.BENCH_MIX_RATE ?? 1000);
@@ -38,18 +38,18 @@ export interface MixResult {
 /** Runs `run` with every beacon node but `measured` stopped. */
 export type Isolation = <T>(measured: MixServer | undefined, run: () => Promise<T>) => Promise<T>;
 
-interface Timing {
+export interface Timing {
   genesisMs: number;
   slotMs: number;
 }
 
-async function timing(base: string): Promise<Timing> {
+export async function timing(base: string): Promise<Timing> {
   const [genesis, spec] = await Promise.all([getData(base, "/eth/v1/beacon/genesis"), getData(base, "/eth/v1/config/spec")]);
   return {genesisMs: Number(genesis.genesis_time) * 1000, slotMs: Number(spec.SECONDS_PER_SLOT) * 1000};
 }
 
 /** The chain the mix is drawn for: our node's (the peer runs the same kind: same preset, validators, slots). */
-async function mixChain(base: string): Promise<MixChain> {
+export async function mixChain(base: string): Promise<MixChain> {
   const spec = await getData(base, "/eth/v1/config/spec");
   const validators = (await getData(base, "/eth/v1/beacon/states/head/validators")) as {validator: {pubkey: string}}[];
   const slotsPerEpoch = Number(spec.SLOTS_PER_EPOCH);
@@ -63,9 +63,32 @@ async function mixChain(base: string): Promise<MixChain> {
 }
 
 /**
- * One run of the mix on a server at `rate`: the window starts with the server's next epoch, so the
- * slots its requests name are that chain's. Returns the outcomes and the server's CPU per request.
+ * One window of the mix on a server at `rate`, from the server's next epoch, so the slots its
+ * requests name are that chain's: each request's outcome (in schedule order) and the server's CPU
+ * per request. `isolated` stops the other beacon nodes for the window, not while it is awaited.
  */
+export async function runWindow(
+  server: MixServer,
+  at: Timing,
+  chain: MixChain,
+  opts: {rate: number; slots: number; seed?: number; isolated: Isolation; rewrite?: (r: MixRequest) => MixRequest},
+): Promise<{outcomes: Outcome[]; schedule: MixRequest[]; offered: number; cpuUsPerRequest: number}> {
+  // from the next epoch's start: every server gets the same slots of an epoch, its duties burst included
+  const startSlot = Math.ceil((Math.floor((Date.now() - at.genesisMs) / at.slotMs) + 1) / chain.slotsPerEpoch) * chain.slotsPerEpoch;
+  const schedule = mixSchedule({seed: opts.seed ?? SEED, chain, startSlot, slots: opts.slots, rate: opts.rate});
+  const sent = opts.rewrite ? schedule.map(opts.rewrite) : schedule;
+  const startAtMs = at.genesisMs + startSlot * at.slotMs;
+  // the others are stopped for the window only, not while it is awaited (see BENCH_MIX_SLOTS)
+  await new Promise((r) => setTimeout(r, Math.max(0, startAtMs - Date.now() - 200)));
+  return opts.isolated(server, async () => {
+    const cpuBefore = cpuMicros(server.pid);
+    const outcomes = await runOpenLoop(server.base, sent, startAtMs);
+    const cpuUsPerRequest = (cpuMicros(server.pid) - cpuBefore) / Math.max(1, outcomes.length);
+    return {outcomes, schedule, offered: schedule.length / ((opts.slots * at.slotMs) / 1000), cpuUsPerRequest};
+  });
+}
+
+/** One window of the mix on a server at `rate` (runWindow), summarized. */
 async function runAt(
   server: MixServer,
   at: Timing,
@@ -75,19 +98,8 @@ async function runAt(
   isolated: Isolation,
   rewrite?: (r: MixRequest) => MixRequest,
 ): Promise<{summary: LoadSummary; schedule: MixRequest[]; bytes: number[]; offered: number; cpuUsPerRequest: number}> {
-  // from the next epoch's start: every server gets the same slots of an epoch, its duties burst included
-  const startSlot = Math.ceil((Math.floor((Date.now() - at.genesisMs) / at.slotMs) + 1) / chain.slotsPerEpoch) * chain.slotsPerEpoch;
-  const schedule = mixSchedule({seed: SEED, chain, startSlot, slots, rate});
-  const sent = rewrite ? schedule.map(rewrite) : schedule;
-  const startAtMs = at.genesisMs + startSlot * at.slotMs;
-  // the others are stopped for the window only, not while it is awaited (see BENCH_MIX_SLOTS)
-  await new Promise((r) => setTimeout(r, Math.max(0, startAtMs - Date.now() - 200)));
-  return isolated(server, async () => {
-    const cpuBefore = cpuMicros(server.pid);
-    const outcomes = await runOpenLoop(server.base, sent, startAtMs);
-    const cpuUsPerRequest = (cpuMicros(server.pid) - cpuBefore) / Math.max(1, outcomes.length);
-    return {summary: summarize(outcomes), schedule, bytes: outcomes.map((o) => o.bytes), offered: schedule.length / ((slots * at.slotMs) / 1000), cpuUsPerRequest};
-  });
+  const {outcomes, schedule, offered, cpuUsPerRequest} = await runWindow(server, at, chain, {rate, slots, isolated, rewrite});
+  return {summary: summarize(outcomes), schedule, bytes: outcomes.map((o) => o.bytes), offered, cpuUsPerRequest};
 }
 
 /**

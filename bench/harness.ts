@@ -59,6 +59,15 @@ const server = http.createServer((req, res) => res.writeHead(200, {"Content-Type
 server.listen(0, "${HOST}", () => console.log(JSON.stringify({msg: "listening", port: server.address().port})));
 `;
 
+/** The benches' dev node's arguments (after the launcher): bellatrix, 4 s slots, `validators` of its own, REST and p2p on loopback. */
+export function devNodeArgs(dataDir: string, validators: number): string[] {
+  return [
+    ...["node", "--rest", "--rest-port", "0", "--rest-address", HOST, "--data-dir", dataDir, "--log-format", "json"],
+    ...["--genesis-fork", "bellatrix", "--seconds-per-slot", "4", "--validators", String(validators)],
+    ...["--listen-address", HOST, "--tcp-port", "0", "--no-quic", "--no-discovery"],
+  ];
+}
+
 /** Starts a process and resolves with the port it reports, from a JSON log line whose `msg` matches (test/serverProcess.ts). */
 export async function startServer(args: string[], readyMsg: string): Promise<{proc: ChildProcess; port: number}> {
   const {proc, port} = await startListening(args, {ready: readyMsg});
