@@ -10,14 +10,18 @@
 //   BENCH_AB_A, BENCH_AB_B: a checkout's folder with its dependencies installed and built (default:
 //     this one; both defaults make an A/A run, which shows the machine's noise)
 //   BENCH_AB_A_ARGS, BENCH_AB_B_ARGS: more node options ("--bls-threads 1")
-//   BENCH_AB_A_NODE_OPTIONS, BENCH_AB_B_NODE_OPTIONS: Node and V8 flags ("--max-semi-space-size=4")
+//   BENCH_AB_A_NODE_FLAGS, BENCH_AB_B_NODE_FLAGS: Node and V8 flags ("--max-semi-space-size=8"; one of
+//     the launcher's heap flags given replaces them all, as when the node is started so)
+//   BENCH_AB_A_VALIDATORS, BENCH_AB_B_VALIDATORS: "node" (default: the chain's 64 validators in the
+//     node, as in bench:api) or "external" (in a `beacon-gateway validator` process of its own,
+//     stopped with its node)
 //   BENCH_AB_RATE (500 req/s offered), BENCH_AB_WINDOWS (8 a side, after one unmeasured each),
 //   BENCH_MIX_SLOTS (6, a window), BENCH_MIX_SEED (1)
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join, resolve} from "node:path";
 import {fileURLToPath} from "node:url";
-import type {ChildProcess} from "node:child_process";
+import {type ChildProcess, spawn} from "node:child_process";
 import {HOST, devNodeArgs, stop, waitForHeadSlot} from "./harness.ts";
 import {startListening} from "../test/serverProcess.ts";
 import {MIX_P99_MS, type Isolation, type MixServer, mixChain, runWindow, timing} from "./apiMix.ts";
@@ -29,6 +33,8 @@ const HERE = fileURLToPath(new URL("..", import.meta.url));
 const RATE = Number(process.env.BENCH_AB_RATE ?? 500);
 const WINDOWS = Number(process.env.BENCH_AB_WINDOWS ?? 8);
 const VALIDATORS = 64;
+/** a request handed to node:http later than this after its time was sent late by the load generator itself (its timers fire to the millisecond) */
+const SENT_LATE_MS = 2;
 const MOMENTS = ["epoch start", "a third", "two thirds", "the rest"] as const;
 type Moment = (typeof MOMENTS)[number];
 
@@ -44,24 +50,31 @@ export function momentOf(atMs: number, slotMs: number): Moment {
 
 interface Side extends MixServer {
   label: "A" | "B";
-  proc: ChildProcess;
+  /** the node, and its validator client when its validators are external */
+  procs: ChildProcess[];
   dataDir: string;
-  windows: {late: number; byMoment: Record<Moment, number>; p99: number; failed: number; cpuUsPerRequest: number}[];
+  windows: {late: number; byMoment: Record<Moment, number>; sentLate: number; p99: number; failed: number; cpuUsPerRequest: number}[];
 }
 
 const words = (text: string | undefined): string[] => (text ?? "").split(" ").filter(Boolean);
 
 async function startSide(label: "A" | "B"): Promise<Side> {
   const tree = resolve(process.env[`BENCH_AB_${label}`] ?? HERE);
+  const bin = join(tree, "bin/beacon-gateway.js");
   const dataDir = mkdtempSync(join(tmpdir(), `bench-ab-${label}-`));
   const extraArgs = words(process.env[`BENCH_AB_${label}_ARGS`]);
-  const nodeOptions = process.env[`BENCH_AB_${label}_NODE_OPTIONS`] ?? "";
-  const {proc, port} = await startListening([join(tree, "bin/beacon-gateway.js"), ...devNodeArgs(dataDir, VALIDATORS), ...extraArgs], {
-    ready: "REST API listening",
-    env: {...process.env, NODE_OPTIONS: nodeOptions},
-  });
-  const name = `${label}: ${tree}${extraArgs.length ? " " + extraArgs.join(" ") : ""}${nodeOptions ? ` (NODE_OPTIONS ${nodeOptions})` : ""}`;
-  return {label, name, base: `http://${HOST}:${port}`, pid: proc.pid!, proc, dataDir, windows: []};
+  const nodeFlags = words(process.env[`BENCH_AB_${label}_NODE_FLAGS`]);
+  const external = process.env[`BENCH_AB_${label}_VALIDATORS`] === "external";
+  const validatorArgs = external ? ["--dev-validators", "none"] : [];
+  const {proc, port} = await startListening([...nodeFlags, bin, ...devNodeArgs(join(dataDir, "node"), VALIDATORS), ...validatorArgs, ...extraArgs], {ready: "REST API listening"});
+  const base = `http://${HOST}:${port}`;
+  const procs = [proc];
+  if (external) {
+    const vcArgs = ["validator", "--beacon-node", base, "--interop-indices", `0..${VALIDATORS - 1}`, "--data-dir", join(dataDir, "validator")];
+    procs.push(spawn(process.execPath, [bin, ...vcArgs], {stdio: ["ignore", "ignore", "inherit"]}));
+  }
+  const settings = [...nodeFlags, ...extraArgs, ...(external ? ["validators in a process of their own"] : [])];
+  return {label, name: `${label}: ${tree}${settings.length ? ` (${settings.join(" ")})` : ""}`, base, pid: proc.pid!, procs, dataDir, windows: []};
 }
 
 async function main(): Promise<void> {
@@ -73,11 +86,11 @@ async function main(): Promise<void> {
     for (const side of sides) await waitForHeadSlot(side.base, 3);
     const isolated: Isolation = async (measured, run) => {
       const others = sides.filter((s) => s !== measured);
-      for (const o of others) o.proc.kill("SIGSTOP");
+      for (const p of others.flatMap((o) => o.procs)) p.kill("SIGSTOP");
       try {
         return await run();
       } finally {
-        for (const o of others) o.proc.kill("SIGCONT");
+        for (const p of others.flatMap((o) => o.procs)) p.kill("SIGCONT");
       }
     };
     const chain = await mixChain(sides[0].base);
@@ -96,16 +109,19 @@ async function main(): Promise<void> {
           if (o.latencyMs > MIX_P99_MS) byMoment[momentOf(schedule[k].atMs, at[i].slotMs)]++;
         });
         const late = MOMENTS.reduce((sum, m) => sum + byMoment[m], 0);
-        const window = {late, byMoment, p99: summary.p99, failed: summary.failed, cpuUsPerRequest};
+        // requests this process itself sent late: their latency is partly the load generator's
+        const sentLate = outcomes.filter((o) => o.latencyMs > MIX_P99_MS && o.sentLateMs > SENT_LATE_MS).length;
+        const sentLateMax = Math.max(...outcomes.map((o) => o.sentLateMs));
+        const window = {late, byMoment, sentLate, p99: summary.p99, failed: summary.failed, cpuUsPerRequest};
         if (round > 0) side.windows.push(window);
         const counts = MOMENTS.map((m) => `${m} ${byMoment[m]}`).join(", ");
-        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
+        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by this process ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
       }
     }
     printVerdict(sides);
   } finally {
     for (const side of sides) {
-      await stop(side.proc);
+      for (const p of side.procs.reverse()) await stop(p);
       rmSync(side.dataDir, {recursive: true, force: true});
     }
   }
@@ -116,6 +132,7 @@ function printVerdict(sides: Side[]): void {
   const rows: [string, (w: Side["windows"][number]) => number][] = [
     [`requests over ${MIX_P99_MS} ms`, (w) => w.late],
     ...MOMENTS.map((m): [string, (w: Side["windows"][number]) => number] => [`at ${m}`, (w) => w.byMoment[m]]),
+    [`of them sent over ${SENT_LATE_MS} ms late by the load generator`, (w) => w.sentLate],
     ["p99 (ms)", (w) => w.p99],
     ["CPU µs a request", (w) => w.cpuUsPerRequest],
   ];

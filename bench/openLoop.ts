@@ -11,6 +11,8 @@ export interface Outcome {
   path: string;
   /** from the request's scheduled time to the last byte of its answer */
   latencyMs: number;
+  /** from its scheduled time to when this process handed it to node:http: the load generator's own lateness, counted in latencyMs */
+  sentLateMs: number;
   /** the HTTP status, or 0 when there was no answer (connection error or timeout) */
   status: number;
   bytes: number;
@@ -55,7 +57,8 @@ export async function runOpenLoop(base: string, schedule: MixRequest[], startAtM
   const pending: Promise<Outcome>[] = [];
   const issue = (r: MixRequest): void => {
     const due = origin + r.atMs;
-    pending.push(send(agent, url, r).then(({status, bytes, message}) => ({category: r.category, path: r.path, latencyMs: performance.now() - due, status, bytes, message})));
+    const sentLateMs = performance.now() - due;
+    pending.push(send(agent, url, r).then(({status, bytes, message}) => ({category: r.category, path: r.path, latencyMs: performance.now() - due, sentLateMs, status, bytes, message})));
   };
   await new Promise<void>((resolve) => {
     let next = 0;
