@@ -53,7 +53,7 @@ interface Side extends MixServer {
   /** the node, and its validator client when its validators are external */
   procs: ChildProcess[];
   dataDir: string;
-  windows: {late: number; byMoment: Record<Moment, number>; sentLate: number; p99: number; failed: number; cpuUsPerRequest: number}[];
+  windows: {late: number; byMoment: Record<Moment, number>; sentLate: number; p99: number; failed: number; non2xx: number; cpuUsPerRequest: number}[];
 }
 
 const words = (text: string | undefined): string[] => (text ?? "").split(" ").filter(Boolean);
@@ -82,7 +82,8 @@ async function main(): Promise<void> {
   const machine = machineLine(await bareServerRate());
   const sides: Side[] = [];
   try {
-    sides.push(await startSide("A"), await startSide("B"));
+    sides.push(await startSide("A"));
+    sides.push(await startSide("B"));
     for (const side of sides) await waitForHeadSlot(side.base, 3);
     const isolated: Isolation = async (measured, run) => {
       const others = sides.filter((s) => s !== measured);
@@ -112,10 +113,10 @@ async function main(): Promise<void> {
         // requests this process itself sent late: their latency is partly the load generator's
         const sentLate = outcomes.filter((o) => o.latencyMs > MIX_P99_MS && o.sentLateMs > SENT_LATE_MS).length;
         const sentLateMax = Math.max(...outcomes.map((o) => o.sentLateMs));
-        const window = {late, byMoment, sentLate, p99: summary.p99, failed: summary.failed, cpuUsPerRequest};
+        const window = {late, byMoment, sentLate, p99: summary.p99, failed: summary.failed, non2xx: summary.non2xx, cpuUsPerRequest};
         if (round > 0) side.windows.push(window);
         const counts = MOMENTS.map((m) => `${m} ${byMoment[m]}`).join(", ");
-        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by this process ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
+        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by this process ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${summary.non2xx} non-2xx, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
       }
     }
     printVerdict(sides);
@@ -142,8 +143,9 @@ function printVerdict(sides: Side[]): void {
     const [ma, mb] = [median(va), median(vb)];
     console.log(`| ${name} | ${ma.toFixed(1)} | ${mb.toFixed(1)} | ${ma > 0 ? (mb / ma).toFixed(2) : "-"} | ${rankTestP(va, vb).toFixed(3)} |`);
   }
-  const failed = sides.map((s) => `${s.label} ${s.windows.reduce((sum, w) => sum + w.failed, 0)}`).join(", ");
-  console.log(`\nfailed requests: ${failed}. A p under 0.05 says the windows of A and B are unlikely to be one distribution dealt in two; an A/A run shows how often the machine says so by itself.`);
+  const total = (s: Side, count: (w: Side["windows"][number]) => number) => s.windows.reduce((sum, w) => sum + count(w), 0);
+  const failed = sides.map((s) => `${s.label} ${total(s, (w) => w.failed)} failed and ${total(s, (w) => w.non2xx)} non-2xx`).join(", ");
+  console.log(`\nover the measured windows: ${failed}. A p under 0.05 says the windows of A and B are unlikely to be one distribution dealt in two; an A/A run shows how often the machine says so by itself.`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
