@@ -25,7 +25,7 @@ import {type ChildProcess, spawn} from "node:child_process";
 import {HOST, devNodeArgs, stop, waitForHeadSlot} from "./harness.ts";
 import {startListening} from "../test/serverProcess.ts";
 import {MIX_P99_MS, type Isolation, type MixServer, mixChain, runWindow, timing} from "./apiMix.ts";
-import {summarize} from "./openLoop.ts";
+import {SENT_LATE_MS, summarize} from "./openLoop.ts";
 import {median, rankTestP} from "./rankTest.ts";
 import {bareServerRate, machineLine} from "./machine.ts";
 
@@ -33,8 +33,6 @@ const HERE = fileURLToPath(new URL("..", import.meta.url));
 const RATE = Number(process.env.BENCH_AB_RATE ?? 500);
 const WINDOWS = Number(process.env.BENCH_AB_WINDOWS ?? 8);
 const VALIDATORS = 64;
-/** a request handed to node:http later than this after its time was sent late by the load generator itself (its timers fire to the millisecond) */
-const SENT_LATE_MS = 2;
 const MOMENTS = ["epoch start", "a third", "two thirds", "the rest"] as const;
 type Moment = (typeof MOMENTS)[number];
 
@@ -109,9 +107,8 @@ async function main(): Promise<void> {
         outcomes.forEach((o, k) => {
           if (o.latencyMs > MIX_P99_MS) byMoment[momentOf(schedule[k].atMs, at[i].slotMs)]++;
         });
-        const late = MOMENTS.reduce((sum, m) => sum + byMoment[m], 0);
-        // requests this process itself sent late: their latency is partly the load generator's
-        const sentLate = outcomes.filter((o) => o.latencyMs > MIX_P99_MS && o.sentLateMs > SENT_LATE_MS).length;
+        // the late requests this process itself sent late: their latency is partly the load generator's
+        const {late, sentLate} = summary;
         const sentLateMax = Math.max(...outcomes.map((o) => o.sentLateMs));
         const window = {late, byMoment, sentLate, p99: summary.p99, failed: summary.failed, non2xx: summary.non2xx, cpuUsPerRequest};
         if (round > 0) side.windows.push(window);

@@ -12,7 +12,7 @@
 //   window at the fixed rate, unmeasured, before each server's runs)
 import {cpuMicros, getData} from "./harness.ts";
 import {type Category, type MixChain, type MixRequest, mixSchedule, requestKey} from "./mix.ts";
-import {type LoadSummary, type Outcome, type Probe, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
+import {LATE_MS, type LoadSummary, type Outcome, type Probe, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
 import {printMixReport} from "./mixReport.ts";
 
 const RATE = Number(process.env.BENCH_MIX_RATE ?? 1000);
@@ -20,7 +20,7 @@ const MAX_RATE = Number(process.env.BENCH_MIX_MAX ?? 32_000);
 const SEED = Number(process.env.BENCH_MIX_SEED ?? 1);
 const REFINE = Number(process.env.BENCH_MIX_REFINE ?? 2);
 const WARMUP_WINDOWS = Number(process.env.BENCH_MIX_WARMUP ?? 1);
-export const MIX_P99_MS = 5;
+export const MIX_P99_MS = LATE_MS;
 
 export interface MixServer {
   name: string;

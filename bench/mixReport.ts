@@ -1,9 +1,11 @@
 // The tables of bench:api's mix (bench/apiMix.ts): at the fixed offered rate, each server's p50
-// and p99 per category with its failed and non-2xx answers and CPU per request; at saturation,
+// and p99 per category, its requests over the bound (and how many of them the load generator
+// itself sent late), its failed and non-2xx answers and CPU per request; at saturation,
 // the highest offered rate whose p99 stayed under the bound, beside the peer's and the bare
 // server's for the same bytes.
 import {printColumns} from "./harness.ts";
 import {CATEGORIES} from "./mix.ts";
+import {SENT_LATE_MS} from "./openLoop.ts";
 import type {MixResult} from "./apiMix.ts";
 
 const ms = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? "" : v < 10 ? v.toFixed(1) : v.toFixed(0));
@@ -28,17 +30,20 @@ export function printMixReport(results: MixResult[], o: {heading: string[]; rate
       const cell = r.fixed.byCategory.get(c);
       return cell ? `${ms(cell.p50)}/${ms(cell.p99)}` : "";
     }),
+    `${r.fixed.late} (${r.fixed.sentLate})`,
     String(r.fixed.failed),
     String(r.fixed.non2xx),
     cpu(r.fixed.cpuUsPerRequest),
   ]);
-  printColumns(["server", "offered req/s", "requests", "all", ...categories, "failed", "non-2xx", "CPU µs/req"], fixedLines);
+  printColumns(["server", "offered req/s", "requests", "all", ...categories, `over ${o.p99Ms} ms (sent late)`, "failed", "non-2xx", "CPU µs/req"], fixedLines);
   for (const r of results.filter((r) => r.fixed.unsuccessful.size > 0)) {
     console.log(`${r.name}, not 2xx: ${[...r.fixed.unsuccessful].map(([key, {count, example, message}]) => `${key} x${count} (e.g. ${example}${message ? `: ${message.replace(/\s+/g, " ")}` : ""})`).join("; ")}`);
   }
   console.log(`requests per category: ${categories.map((c) => `${c} ${ours.fixed.byCategory.get(c)?.requests ?? 0}`).join(", ")}. "failed": no answer (connection
-error, or none within 10 s); "non-2xx": answered with another status. The bare server answers each request with as many bytes as
-our node did, so its p99 is the floor of this machine and load generator for the same bytes.`);
+error, or none within 10 s); "non-2xx": answered with another status; "sent late": of the requests over ${o.p99Ms} ms, those this
+process itself sent over ${SENT_LATE_MS} ms after their time (the load generator's own stalls, which open loop counts in their latency).
+The bare server answers each request with as many bytes as our node did, so its p99 is the floor of this machine and load
+generator for the same bytes.`);
 
   console.log(`\nSustained rate: the highest offered rate whose p99 stayed under ${o.p99Ms} ms with nothing failed (a step search):`);
   const sustainedLines = results.map((r) => [

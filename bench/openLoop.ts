@@ -21,6 +21,10 @@ export interface Outcome {
 }
 
 const TIMEOUT_MS = 10_000;
+/** a request handed to node:http later than this after its time was sent late by the load generator itself (its timers fire to the millisecond) */
+export const SENT_LATE_MS = 2;
+/** the latency over which a request counts as late (the mix's p99 bound) */
+export const LATE_MS = 5;
 
 /** One request: its status and body size (status 0 on an error or after TIMEOUT_MS). */
 function send(agent: Agent, base: URL, r: Pick<MixRequest, "method" | "path" | "body">): Promise<{status: number; bytes: number; message?: string}> {
@@ -93,6 +97,9 @@ export interface LoadSummary {
   /** the answers other than 2xx, by "category status" (status 0: failed), with a path of each */
   unsuccessful: Map<string, {count: number; example: string; message?: string}>;
   byCategory: Map<Category, {requests: number; p50: number; p99: number; non2xx: number; failed: number}>;
+  /** requests over LATE_MS, and how many of them this process itself sent over SENT_LATE_MS late */
+  late: number;
+  sentLate: number;
 }
 
 export function summarize(outcomes: Outcome[]): LoadSummary {
@@ -116,7 +123,9 @@ export function summarize(outcomes: Outcome[]): LoadSummary {
     else unsuccessful.set(key, {count: 1, example: o.path, message: o.message});
   }
   const latencies = outcomes.map((o) => o.latencyMs);
-  return {requests: outcomes.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), unsuccessful, byCategory, ...counts(outcomes)};
+  const late = outcomes.filter((o) => o.latencyMs > LATE_MS);
+  const sentLate = late.filter((o) => o.sentLateMs > SENT_LATE_MS).length;
+  return {requests: outcomes.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), unsuccessful, byCategory, late: late.length, sentLate, ...counts(outcomes)};
 }
 
 export interface Probe {
