@@ -1,7 +1,8 @@
 import {afterAll, describe, expect, it} from "@jest/globals";
 import {NodeProcess, chainView, getJson, tempDataDir, waitFor} from "./nodeProcess.ts";
 
-const SECONDS_PER_SLOT = 2;
+// 1-second slots: the first finality, which the restarts resume from, comes 32 slots in
+const SECONDS_PER_SLOT = 1;
 const args = (dir: string) => ["node", "--rest", "--rest-port", "0", "--data-dir", dir, "--seconds-per-slot", String(SECONDS_PER_SLOT)];
 
 /** Restarts keep the chain: same genesis, head and finality continue, no replay from genesis. */
