@@ -25,7 +25,7 @@ import {type ChildProcess, spawn} from "node:child_process";
 import {HOST, devNodeArgs, stop, waitForHeadSlot} from "./harness.ts";
 import {startListening} from "../test/serverProcess.ts";
 import {MIX_P99_MS, type Isolation, type MixServer, mixChain, runWindow, timing} from "./apiMix.ts";
-import {SENT_LATE_MS, summarize} from "./openLoop.ts";
+import {type LoadSummary, SENT_LATE_MS, summarize} from "./openLoop.ts";
 import {median, rankTestP} from "./rankTest.ts";
 import {bareServerRate, machineLine} from "./machine.ts";
 
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
         const window = {late, byMoment, sentLate, p99: summary.p99, failed: summary.failed, non2xx: summary.non2xx, cpuUsPerRequest};
         if (round > 0) side.windows.push(window);
         const counts = MOMENTS.map((m) => `${m} ${byMoment[m]}`).join(", ");
-        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by this process ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${summary.non2xx} non-2xx, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
+        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by this process ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${summary.non2xx} non-2xx${unsuccessful(summary)}, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
       }
     }
     printVerdict(sides);
@@ -123,6 +123,12 @@ async function main(): Promise<void> {
       rmSync(side.dataDir, {recursive: true, force: true});
     }
   }
+}
+
+/** The answers other than 2xx by category and status, with an example of each: " (blocks 404 x12, e.g. /eth/v2/beacon/blocks/90)". */
+function unsuccessful(summary: LoadSummary): string {
+  if (summary.unsuccessful.size === 0) return "";
+  return ` (${[...summary.unsuccessful].map(([key, {count, example}]) => `${key} x${count}, e.g. ${example}`).join("; ")})`;
 }
 
 function printVerdict(sides: Side[]): void {

@@ -1,17 +1,20 @@
 // An open-loop load: each request of a schedule is sent at its time whether or not the earlier
 // ones have been answered, and its latency counts from that time (not from when it could be sent),
 // so a server that falls behind shows it in the latency instead of slowing the load down
-// (no coordinated omission). And the step search for the highest offered rate whose p99 stays
-// under a bound.
-import {Agent, request} from "node:http";
+// (no coordinated omission). The load is sent by a process of its own (bench/loadGenerator.ts),
+// started once and kept for the bench's runs. And the step search for the highest offered rate
+// whose p99 stays under a bound.
+import {type ChildProcess, fork} from "node:child_process";
 import type {Category, MixRequest} from "./mix.ts";
+import type {LoadResult, LoadRun} from "./loadGenerator.ts";
+import {encodeRequest} from "./rawHttp.ts";
 
 export interface Outcome {
   category: Category;
   path: string;
   /** from the request's scheduled time to the last byte of its answer */
   latencyMs: number;
-  /** from its scheduled time to when this process handed it to node:http: the load generator's own lateness, counted in latencyMs */
+  /** from its scheduled time to when the load generator sent it: the generator's own lateness, counted in latencyMs */
   sentLateMs: number;
   /** the HTTP status, or 0 when there was no answer (connection error or timeout) */
   status: number;
@@ -21,33 +24,42 @@ export interface Outcome {
 }
 
 const TIMEOUT_MS = 10_000;
-/** a request handed to node:http later than this after its time was sent late by the load generator itself (its timers fire to the millisecond) */
+/** a request sent later than this after its time was sent late by the load generator itself (its timers fire to the millisecond) */
 export const SENT_LATE_MS = 2;
 /** the latency over which a request counts as late (the mix's p99 bound) */
 export const LATE_MS = 5;
 
-/** One request: its status and body size (status 0 on an error or after TIMEOUT_MS). */
-function send(agent: Agent, base: URL, r: Pick<MixRequest, "method" | "path" | "body">): Promise<{status: number; bytes: number; message?: string}> {
-  return new Promise((resolve) => {
-    let bytes = 0;
-    const req = request(
-      {agent, host: base.hostname, port: base.port, method: r.method, path: r.path, headers: r.body ? {"content-type": "application/json"} : {}, timeout: TIMEOUT_MS},
-      (res) => {
-        let text = "";
-        const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode <= 299;
-        res.on("data", (chunk: Buffer) => {
-          bytes += chunk.length;
-          // of an error answer, the start of its message
-          if (!ok && text.length < 200) text += chunk.toString("utf8", 0, 200);
-        });
-        res.on("end", () => resolve({status: res.statusCode ?? 0, bytes, message: text.slice(0, 200) || undefined}));
-        res.on("error", () => resolve({status: 0, bytes}));
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", (e) => resolve({status: 0, bytes, message: e.message}));
-    req.end(r.body);
+interface Generator {
+  proc: ChildProcess;
+  /** its threads' nice value: -20 when raising it was permitted */
+  nice: number;
+  runs: Map<number, (result: LoadResult) => void>;
+  nextId: number;
+}
+
+let started: Promise<Generator> | undefined;
+
+/** The load generator's process, started on first use; its IPC channel holds this process open only while a run is under way. */
+export function loadGenerator(): Promise<Generator> {
+  started ??= new Promise((resolve, reject) => {
+    const proc = fork(new URL("./loadGenerator.ts", import.meta.url), [], {serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: []});
+    const generator: Generator = {proc, nice: 0, runs: new Map(), nextId: 0};
+    proc.once("error", reject);
+    proc.once("exit", (code) => reject(new Error(`the load generator exited (code ${code}) before it was ready`)));
+    proc.on("message", (message: {ready: true; nice: number} | LoadResult) => {
+      if ("ready" in message) {
+        generator.nice = message.nice;
+        proc.channel?.unref();
+        proc.unref();
+        resolve(generator);
+      } else {
+        generator.runs.get(message.id)?.(message);
+        generator.runs.delete(message.id);
+        if (generator.runs.size === 0) proc.channel?.unref();
+      }
+    });
   });
+  return started;
 }
 
 /**
@@ -55,28 +67,35 @@ function send(agent: Agent, base: URL, r: Pick<MixRequest, "method" | "path" | "
  * and resolves once every request is answered or has failed. The outcomes are in schedule order.
  */
 export async function runOpenLoop(base: string, schedule: MixRequest[], startAtMs: number, maxSockets = 1024): Promise<Outcome[]> {
-  const agent = new Agent({keepAlive: true, maxSockets});
+  const generator = await loadGenerator();
   const url = new URL(base);
-  const origin = performance.now() + (startAtMs - Date.now());
-  const pending: Promise<Outcome>[] = [];
-  const issue = (r: MixRequest): void => {
-    const due = origin + r.atMs;
-    const sentLateMs = performance.now() - due;
-    pending.push(send(agent, url, r).then(({status, bytes, message}) => ({category: r.category, path: r.path, latencyMs: performance.now() - due, sentLateMs, status, bytes, message})));
-  };
-  await new Promise<void>((resolve) => {
-    let next = 0;
-    const tick = (): void => {
-      const now = performance.now() - origin;
-      while (next < schedule.length && schedule[next].atMs <= now) issue(schedule[next++]);
-      if (next === schedule.length) resolve();
-      else setTimeout(tick, Math.max(0, Math.min(schedule[next].atMs - now, 50)));
-    };
-    tick();
+  const texts = schedule.map((r) => encodeRequest(url.host, r));
+  const offsets = new Uint32Array(schedule.length + 1);
+  texts.forEach((text, i) => (offsets[i + 1] = offsets[i] + Buffer.byteLength(text)));
+  const requests = Buffer.alloc(offsets[schedule.length]);
+  texts.forEach((text, i) => requests.write(text, offsets[i]));
+  const id = generator.nextId++;
+  const run: LoadRun = {id, host: url.hostname, port: Number(url.port || 80), requests, offsets, atMs: Float64Array.from(schedule, (r) => r.atMs), startAtMs, maxSockets, timeoutMs: TIMEOUT_MS};
+  const result = await new Promise<LoadResult>((resolve, reject) => {
+    const lost = (): void => reject(new Error("the load generator exited during a run"));
+    generator.proc.once("exit", lost);
+    generator.runs.set(id, (done) => {
+      generator.proc.off("exit", lost);
+      resolve(done);
+    });
+    generator.proc.channel?.ref();
+    generator.proc.send(run, (e) => e && reject(e));
   });
-  const outcomes = await Promise.all(pending);
-  agent.destroy();
-  return outcomes;
+  const messages = new Map(result.messages);
+  return schedule.map((r, i) => ({
+    category: r.category,
+    path: r.path,
+    latencyMs: result.latencyMs[i],
+    sentLateMs: result.sentLateMs[i],
+    status: result.status[i],
+    bytes: result.bytes[i],
+    message: messages.get(i),
+  }));
 }
 
 /** The `p`th percentile (0-100) of `values`, nearest rank. */
