@@ -9,7 +9,7 @@
 // an independent implementation on the wire, and tests whose assertions are about time.
 import {spawn, spawnSync} from "node:child_process";
 import {closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync} from "node:fs";
-import {tmpdir} from "node:os";
+import {setPriority, tmpdir} from "node:os";
 import {join, relative} from "node:path";
 import {fileURLToPath} from "node:url";
 
@@ -45,20 +45,28 @@ if (process.argv[1] !== fileURLToPath(import.meta.url)) {
 else await runAll();
 
 /**
- * The interop tests' Lodestar peer, installed in a process of its own while tsc checks the tree
- * (tsc keeps one core busy, the install mostly the other: npm, then node-gyp), and waited for before
- * any test starts, so no test shares the cores with it. Its output goes to a file (a pipe would fill
- * while this process waits on tsc), printed once it is done.
+ * The interop tests' Lodestar peer, installed in a process of its own at the lowest CPU priority
+ * (nice 19, inherited by its npm and node-gyp children) while tsc checks the tree and the first
+ * part of the suite runs: only files of the part that runs alone use it, and those tests wait on
+ * slots far more than they compute, so the install takes the CPU they leave idle and none of
+ * theirs. Its output goes to a file (a pipe would fill while this process waits on jest), printed
+ * once it is done; it is waited for before the files that run alone start.
  */
 function startPeerInstall(logDir) {
   const logFile = join(logDir, "lodestar-peer-install.log");
   const out = openSync(logFile, "w");
   const child = spawn(process.execPath, [join(root, "test/interop/installPeer.ts")], {cwd: root, stdio: ["ignore", out, out]});
   closeSync(out);
-  return new Promise((resolve) => {
+  try {
+    setPriority(child.pid, 19);
+  } catch {
+    // not permitted: it installs at the suite's priority
+  }
+  const done = new Promise((resolve) => {
     child.on("error", (e) => resolve(`Lodestar peer install did not start: ${e.message}`));
     child.on("exit", () => resolve(readFileSync(logFile, "utf8").trim().split("\n").slice(-5).join("\n")));
   });
+  return {done, stop: () => child.kill()};
 }
 
 async function runAll() {
@@ -66,9 +74,8 @@ async function runAll() {
   const installLog = mkdtempSync(join(tmpdir(), "test-peer-install-"));
   const peerInstall = startPeerInstall(installLog);
   const tsc = spawnSync(process.execPath, [bin("typescript/bin/tsc"), "--noEmit", "-p", "."], {stdio: "inherit", cwd: root});
-  console.log(await peerInstall);
-  rmSync(installLog, {recursive: true, force: true});
   if (tsc.status !== 0) {
+    peerInstall.stop();
     console.error("type check failed: tests not run");
     process.exit(tsc.status ?? 1);
   }
@@ -78,6 +85,8 @@ async function runAll() {
   const env = {TEST_SUMMARY_DIR: summaries};
   console.log(`\n== the suite, two files at a time (all but the ${alone.length} that run alone)\n`);
   const together = jest(["--maxWorkers=2", "--testPathIgnorePatterns", "/node_modules/", ...alone.map((path) => `/${escape(path)}$`)], env);
+  console.log(await peerInstall.done);
+  rmSync(installLog, {recursive: true, force: true});
   console.log(`\n== the ${alone.length} files that run alone, one at a time: ${alone.join(", ")}\n`);
   const apart = alone.length === 0 ? 0 : jest(["--runInBand", ...alone.map((path) => `/${escape(path)}$`)], env);
 
