@@ -140,6 +140,7 @@ export async function chainView(url: string) {
     genesisValidatorsRoot: genesis.body.data.genesis_validators_root as string,
     headSlot: Number(head.body.data.header.message.slot),
     headRoot: head.body.data.root as string,
+    justified: fc.body.data.current_justified as {epoch: string; root: string},
     finalized: fc.body.data.finalized as {epoch: string; root: string},
   };
 }
