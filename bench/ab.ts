@@ -25,7 +25,7 @@ import {type ChildProcess, spawn} from "node:child_process";
 import {HOST, devNodeArgs, stop, waitForHeadSlot} from "./harness.ts";
 import {startListening} from "../test/serverProcess.ts";
 import {MIX_P99_MS, type Isolation, type MixServer, mixChain, runWindow, timing} from "./apiMix.ts";
-import {type LoadSummary, SENT_LATE_MS, summarize} from "./openLoop.ts";
+import {type LoadSummary, SENT_LATE_MS, loadGeneratorLine, summarize} from "./openLoop.ts";
 import {median, rankTestP} from "./rankTest.ts";
 import {bareServerRate, machineLine} from "./machine.ts";
 
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     };
     const chain = await mixChain(sides[0].base);
     const slots = Number(process.env.BENCH_MIX_SLOTS ?? Math.max(1, chain.slotsPerEpoch - 2));
-    console.log(`bench:ab, ${machine}`);
+    console.log(`bench:ab, ${machine}\n${await loadGeneratorLine()}`);
     console.log(`${sides.map((s) => s.name).join("\n")}\nthe mix at ${RATE} req/s offered, ${slots}-slot windows, ${WINDOWS} a side after one unmeasured, ABBA order, the other node stopped`);
     const at = await Promise.all(sides.map((s) => timing(s.base)));
     for (let round = 0; round <= WINDOWS; round++) {
@@ -107,13 +107,13 @@ async function main(): Promise<void> {
         outcomes.forEach((o, k) => {
           if (o.latencyMs > MIX_P99_MS) byMoment[momentOf(schedule[k].atMs, at[i].slotMs)]++;
         });
-        // the late requests this process itself sent late: their latency is partly the load generator's
+        // the late requests the load generator itself sent late: their latency is partly its own
         const {late, sentLate} = summary;
         const sentLateMax = Math.max(...outcomes.map((o) => o.sentLateMs));
         const window = {late, byMoment, sentLate, p99: summary.p99, failed: summary.failed, non2xx: summary.non2xx, cpuUsPerRequest};
         if (round > 0) side.windows.push(window);
         const counts = MOMENTS.map((m) => `${m} ${byMoment[m]}`).join(", ");
-        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by this process ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${summary.non2xx} non-2xx${unsuccessful(summary)}, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
+        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by the load generator ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${summary.non2xx} non-2xx${unsuccessful(summary)}, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
       }
     }
     printVerdict(sides);

@@ -12,7 +12,7 @@
 //   window at the fixed rate, unmeasured, before each server's runs)
 import {cpuMicros, getData} from "./harness.ts";
 import {type Category, type MixChain, type MixRequest, mixSchedule, requestKey} from "./mix.ts";
-import {LATE_MS, type LoadSummary, type Outcome, type Probe, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
+import {LATE_MS, type LoadSummary, type Outcome, type Probe, loadGeneratorLine, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
 import {printMixReport} from "./mixReport.ts";
 
 const RATE = Number(process.env.BENCH_MIX_RATE ?? 1000);
@@ -156,6 +156,6 @@ export async function runMix(
     return {...r, method: "GET", path: `/?bytes=${bytes}`, body: undefined};
   };
   results.push(await measureServer(ceiling, await timing(servers[0].base), asBytes));
-  printMixReport(results, {heading, rate: RATE, slots, seed: SEED, p99Ms: MIX_P99_MS});
+  printMixReport(results, {heading: [...heading, await loadGeneratorLine()], rate: RATE, slots, seed: SEED, p99Ms: MIX_P99_MS});
   return results;
 }

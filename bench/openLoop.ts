@@ -62,6 +62,13 @@ export function loadGenerator(): Promise<Generator> {
   return started;
 }
 
+/** What the tables say of the load generator: its process and priority. */
+export async function loadGeneratorLine(): Promise<string> {
+  const {nice} = await loadGenerator();
+  const priority = nice < 0 ? `at nice ${nice}` : `at nice ${nice} (raising its priority was not permitted here)`;
+  return `load generator: a process of its own (bench/loadGenerator.ts) ${priority}, pre-encoded requests on keep-alive sockets`;
+}
+
 /**
  * Sends `schedule` (sorted by `atMs`) to `base`, time 0 being `startAtMs` (a `Date.now()` time),
  * and resolves once every request is answered or has failed. The outcomes are in schedule order.
