@@ -16,7 +16,7 @@
 //     node, as in bench:api) or "external" (in a `beacon-gateway validator` process of its own,
 //     stopped with its node)
 //   BENCH_AB_RATE (500 req/s offered), BENCH_AB_WINDOWS (8 a side, after one unmeasured each),
-//   BENCH_MIX_SLOTS (6, a window), BENCH_MIX_SEED (1)
+//   BENCH_MIX_SLOTS (6, a window), BENCH_MIX_SEED (1), BENCH_LOAD_NICE (-20, the load generator's priority)
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
 import {join, resolve} from "node:path";
@@ -28,6 +28,7 @@ import {MIX_P99_MS, type Isolation, type MixServer, mixChain, runWindow, timing}
 import {type LoadSummary, SENT_LATE_MS, loadGeneratorLine, summarize} from "./openLoop.ts";
 import {median, rankTestP} from "./rankTest.ts";
 import {bareServerRate, machineLine} from "./machine.ts";
+import {rssMiB} from "./peer.ts";
 
 const HERE = fileURLToPath(new URL("..", import.meta.url));
 const RATE = Number(process.env.BENCH_AB_RATE ?? 500);
@@ -51,7 +52,7 @@ interface Side extends MixServer {
   /** the node, and its validator client when its validators are external */
   procs: ChildProcess[];
   dataDir: string;
-  windows: {late: number; byMoment: Record<Moment, number>; sentLate: number; p99: number; failed: number; non2xx: number; cpuUsPerRequest: number}[];
+  windows: {late: number; byMoment: Record<Moment, number>; sentLate: number; p99: number; failed: number; non2xx: number; cpuUsPerRequest: number; rssMiB: number}[];
 }
 
 const words = (text: string | undefined): string[] => (text ?? "").split(" ").filter(Boolean);
@@ -110,10 +111,11 @@ async function main(): Promise<void> {
         // the late requests the load generator itself sent late: their latency is partly its own
         const {late, sentLate} = summary;
         const sentLateMax = Math.max(...outcomes.map((o) => o.sentLateMs));
-        const window = {late, byMoment, sentLate, p99: summary.p99, failed: summary.failed, non2xx: summary.non2xx, cpuUsPerRequest};
+        // the node's RSS right after its window: what a change of the heap's settings trades late requests for
+        const window = {late, byMoment, sentLate, p99: summary.p99, failed: summary.failed, non2xx: summary.non2xx, cpuUsPerRequest, rssMiB: rssMiB(side.pid)};
         if (round > 0) side.windows.push(window);
         const counts = MOMENTS.map((m) => `${m} ${byMoment[m]}`).join(", ");
-        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by the load generator ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${summary.non2xx} non-2xx${unsuccessful(summary)}, ${cpuUsPerRequest.toFixed(0)} µs CPU a request`);
+        console.log(`  ${round === 0 ? "unmeasured" : `window ${round}`} ${side.label}: ${summary.requests} requests, over ${MIX_P99_MS} ms ${late} (${counts}), of them sent over ${SENT_LATE_MS} ms late by the load generator ${sentLate} (at most ${sentLateMax.toFixed(0)} ms late), p99 ${summary.p99.toFixed(1)} ms, ${summary.failed} failed, ${summary.non2xx} non-2xx${unsuccessful(summary)}, ${cpuUsPerRequest.toFixed(0)} µs CPU a request, RSS ${window.rssMiB} MiB`);
       }
     }
     printVerdict(sides);
@@ -139,6 +141,7 @@ function printVerdict(sides: Side[]): void {
     [`of them sent over ${SENT_LATE_MS} ms late by the load generator`, (w) => w.sentLate],
     ["p99 (ms)", (w) => w.p99],
     ["CPU µs a request", (w) => w.cpuUsPerRequest],
+    ["RSS after it (MiB)", (w) => w.rssMiB],
   ];
   console.log(`\n| a window's | A median | B median | B / A | p (rank test, two-sided) |\n|---|---:|---:|---:|---:|`);
   for (const [name, value] of rows) {

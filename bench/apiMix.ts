@@ -9,7 +9,8 @@
 //   node is stopped meanwhile, and Lodestar 1.5.1, its head more than an epoch behind the clock
 //   and no peer, answers duties 503 "Node is syncing - waiting for peers" and makes no block again),
 //   BENCH_MIX_SEED (1), BENCH_MIX_REFINE (2 bisections after the doubling steps), BENCH_MIX_WARMUP (1
-//   window at the fixed rate, unmeasured, before each server's runs)
+//   window at the fixed rate, unmeasured, before each server's runs), BENCH_LOAD_NICE (-20: the load
+//   generator's priority, bench/loadGenerator.ts)
 import {cpuMicros, getData} from "./harness.ts";
 import {type Category, type MixChain, type MixRequest, mixSchedule, requestKey} from "./mix.ts";
 import {LATE_MS, type LoadSummary, type Outcome, type Probe, loadGeneratorLine, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
