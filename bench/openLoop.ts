@@ -31,7 +31,7 @@ export const LATE_MS = 5;
 
 interface Generator {
   proc: ChildProcess;
-  /** its threads' nice value: -20 when raising it was permitted */
+  /** its threads' nice value: BENCH_LOAD_NICE (-20) when the system permitted it */
   nice: number;
   runs: Map<number, (result: LoadResult) => void>;
   nextId: number;
