@@ -7,7 +7,7 @@
 // its socket writes and answer scans need (bench/rawHttp.ts). Its requests come encoded, so the
 // load itself allocates almost nothing.
 //
-// Messages: from the parent, a `LoadRun`; to it, first `{ready, nice}`, then a `LoadResult` per run.
+// Messages: from the parent, a `LoadRun`; to it, first a `GeneratorReady`, then a `LoadResult` per run.
 import {readdirSync} from "node:fs";
 import {getPriority, setPriority} from "node:os";
 import {ConnectionPool} from "./rawHttp.ts";
@@ -37,8 +37,13 @@ export interface LoadResult {
   bytes: Float64Array;
   /** [request, message] of each answer other than 2xx and each failure */
   messages: [number, string][];
-  /** this process's CPU time over the run, in µs */
-  cpuUs: number;
+}
+
+/** Its first message: the priority asked for (BENCH_LOAD_NICE, -20 by default) and the one its threads got. */
+export interface GeneratorReady {
+  ready: true;
+  asked: number;
+  nice: number;
 }
 
 /** Raises every thread of this process to `nice` (Linux: a thread's id is a pid to setpriority); the main thread's priority after. */
@@ -54,9 +59,8 @@ function raisePriority(nice: number): number {
 async function run(r: LoadRun): Promise<LoadResult> {
   const n = r.atMs.length;
   const requests = Buffer.from(r.requests.buffer, r.requests.byteOffset, r.requests.byteLength);
-  const result: LoadResult = {id: r.id, latencyMs: new Float64Array(n), sentLateMs: new Float64Array(n), status: new Uint16Array(n), bytes: new Float64Array(n), messages: [], cpuUs: 0};
+  const result: LoadResult = {id: r.id, latencyMs: new Float64Array(n), sentLateMs: new Float64Array(n), status: new Uint16Array(n), bytes: new Float64Array(n), messages: []};
   const pool = new ConnectionPool(r.host, r.port, r.maxSockets, r.timeoutMs);
-  const cpuBefore = process.cpuUsage();
   const origin = performance.now() + (r.startAtMs - Date.now());
   const pending: Promise<void>[] = [];
   const issue = (i: number): void => {
@@ -83,8 +87,6 @@ async function run(r: LoadRun): Promise<LoadResult> {
   });
   await Promise.all(pending);
   pool.close();
-  const cpu = process.cpuUsage(cpuBefore);
-  result.cpuUs = cpu.user + cpu.system;
   return result;
 }
 
@@ -95,5 +97,7 @@ if (process.send) {
     void run(r).then((result) => process.send!(result));
   });
   // BENCH_LOAD_NICE: another priority, to see what the raised one changes
-  process.send({ready: true, nice: raisePriority(Number(process.env.BENCH_LOAD_NICE ?? -20))});
+  const asked = Number(process.env.BENCH_LOAD_NICE ?? -20);
+  const ready: GeneratorReady = {ready: true, asked, nice: raisePriority(asked)};
+  process.send(ready);
 }

@@ -40,7 +40,7 @@ export function printMixReport(results: MixResult[], o: {heading: string[]; rate
     console.log(`${r.name}, not 2xx: ${[...r.fixed.unsuccessful].map(([key, {count, example, message}]) => `${key} x${count} (e.g. ${example}${message ? `: ${message.replace(/\s+/g, " ")}` : ""})`).join("; ")}`);
   }
   console.log(`requests per category: ${categories.map((c) => `${c} ${ours.fixed.byCategory.get(c)?.requests ?? 0}`).join(", ")}. "failed": no answer (connection
-error, or none within 10 s); "non-2xx": answered with another status; "sent late": of the requests over ${o.p99Ms} ms, those this
+error, or none within 10 s); "non-2xx": answered with another status; "sent late": of the requests over ${o.p99Ms} ms, those the
 load generator sent over ${SENT_LATE_MS} ms after their time (its own stalls, which open loop counts in their latency).
 The bare server answers each request with as many bytes as our node did, so its p99 is the floor of this machine and load
 generator for the same bytes.`);

@@ -6,7 +6,7 @@
 // whose p99 stays under a bound.
 import {type ChildProcess, fork} from "node:child_process";
 import type {Category, MixRequest} from "./mix.ts";
-import type {LoadResult, LoadRun} from "./loadGenerator.ts";
+import type {GeneratorReady, LoadResult, LoadRun} from "./loadGenerator.ts";
 import {encodeRequest} from "./rawHttp.ts";
 
 export interface Outcome {
@@ -31,8 +31,8 @@ export const LATE_MS = 5;
 
 interface Generator {
   proc: ChildProcess;
-  /** its threads' nice value: BENCH_LOAD_NICE (-20) when the system permitted it */
-  nice: number;
+  /** the priority asked for and the one its threads got */
+  priority: {asked: number; nice: number};
   runs: Map<number, (result: LoadResult) => void>;
   nextId: number;
 }
@@ -43,12 +43,12 @@ let started: Promise<Generator> | undefined;
 export function loadGenerator(): Promise<Generator> {
   started ??= new Promise((resolve, reject) => {
     const proc = fork(new URL("./loadGenerator.ts", import.meta.url), [], {serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: []});
-    const generator: Generator = {proc, nice: 0, runs: new Map(), nextId: 0};
+    const generator: Generator = {proc, priority: {asked: 0, nice: 0}, runs: new Map(), nextId: 0};
     proc.once("error", reject);
     proc.once("exit", (code) => reject(new Error(`the load generator exited (code ${code}) before it was ready`)));
-    proc.on("message", (message: {ready: true; nice: number} | LoadResult) => {
+    proc.on("message", (message: GeneratorReady | LoadResult) => {
       if ("ready" in message) {
-        generator.nice = message.nice;
+        generator.priority = {asked: message.asked, nice: message.nice};
         proc.channel?.unref();
         proc.unref();
         resolve(generator);
@@ -64,8 +64,7 @@ export function loadGenerator(): Promise<Generator> {
 
 /** What the tables say of the load generator: its process and priority. */
 export async function loadGeneratorLine(): Promise<string> {
-  const {nice} = await loadGenerator();
-  const asked = Number(process.env.BENCH_LOAD_NICE ?? -20);
+  const {asked, nice} = (await loadGenerator()).priority;
   const priority = nice === asked ? `at nice ${nice}` : `at nice ${nice} (nice ${asked} was not permitted here)`;
   return `load generator: a process of its own (bench/loadGenerator.ts) ${priority}, pre-encoded requests on keep-alive sockets`;
 }
