@@ -1,7 +1,8 @@
 // `npm test`: the whole suite. Jest runs our ESM TypeScript through Node's VM modules.
 // The minimal preset is chosen here because @lodestar/params reads it once, at first import.
-// A full run (no arguments) type-checks the tree first: Node and swc only strip types, so a
-// type error would otherwise pass unnoticed. `npm test -- <path>` runs just those tests.
+// A full run (no arguments) also type-checks the tree, beside the first part of the suite, and
+// stops the suite on a type error: Node and swc only strip types, so it would otherwise pass
+// unnoticed. `npm test -- <path>` runs just those tests.
 //
 // A full run has two parts. Most test files spend their time waiting on slots of real node
 // processes, not on the CPU, so they run two at a time. A file that starts with a line
@@ -17,12 +18,53 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = (path) => join(root, "node_modules", path);
 const args = process.argv.slice(2);
 
+const jestCommand = (jestArgs) => [process.execPath, ["--experimental-vm-modules", "--no-warnings=ExperimentalWarning", bin("jest/bin/jest.js"), ...jestArgs]];
+const jestEnv = (env) => ({...process.env, LODESTAR_PRESET: process.env.LODESTAR_PRESET ?? "minimal", LOG_LEVEL: process.env.LOG_LEVEL ?? "WARN", ...env});
+
 function jest(jestArgs, env = {}) {
-  const result = spawnSync(process.execPath, ["--experimental-vm-modules", "--no-warnings=ExperimentalWarning", bin("jest/bin/jest.js"), ...jestArgs], {
-    stdio: "inherit",
-    env: {...process.env, LODESTAR_PRESET: process.env.LODESTAR_PRESET ?? "minimal", LOG_LEVEL: process.env.LOG_LEVEL ?? "WARN", ...env},
-  });
+  const result = spawnSync(...jestCommand(jestArgs), {stdio: "inherit", env: jestEnv(env)});
   return result.status ?? 1;
+}
+
+/**
+ * jest in a process group of its own, so that stopping it also stops its workers and the node
+ * processes its tests started (they outlive a jest killed alone). A Ctrl-C or SIGTERM to this
+ * script stops the group too. `status` resolves with jest's exit status (1 when killed).
+ */
+function startJest(jestArgs, env = {}) {
+  const child = spawn(...jestCommand(jestArgs), {stdio: "inherit", env: jestEnv(env), detached: true});
+  const stop = () => {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  };
+  const onSignal = (signal) => {
+    stop();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  const status = new Promise((resolve) => {
+    child.on("error", () => resolve(1));
+    child.on("exit", (code) => resolve(code ?? 1));
+  }).finally(() => process.off("SIGINT", onSignal).off("SIGTERM", onSignal));
+  return {status, stop};
+}
+
+/**
+ * The type check, beside the first part of the suite (it takes one core for about 15 s). Its
+ * output is kept and printed only when it fails.
+ */
+function startTypeCheck() {
+  const child = spawn(process.execPath, [bin("typescript/bin/tsc"), "--noEmit", "-p", "."], {cwd: root, stdio: ["ignore", "pipe", "pipe"]});
+  const output = [];
+  child.stdout.on("data", (d) => output.push(d));
+  child.stderr.on("data", (d) => output.push(d));
+  return new Promise((resolve) => {
+    child.on("error", (e) => resolve({status: 1, output: `tsc did not start: ${e.message}`}));
+    child.on("close", (code) => resolve({status: code ?? 1, output: Buffer.concat(output).toString()}));
+  });
 }
 
 /** The test files marked to run one at a time, relative to the project root. */
@@ -73,18 +115,21 @@ async function runAll() {
   const summaries = mkdtempSync(join(tmpdir(), "test-summary-"));
   const installLog = mkdtempSync(join(tmpdir(), "test-peer-install-"));
   const peerInstall = startPeerInstall(installLog);
-  const tsc = spawnSync(process.execPath, [bin("typescript/bin/tsc"), "--noEmit", "-p", "."], {stdio: "inherit", cwd: root});
-  if (tsc.status !== 0) {
-    peerInstall.stop();
-    console.error("type check failed: tests not run");
-    process.exit(tsc.status ?? 1);
-  }
-
   const alone = filesThatRunAlone();
   const escape = (path) => path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const env = {TEST_SUMMARY_DIR: summaries};
   console.log(`\n== the suite, two files at a time (all but the ${alone.length} that run alone)\n`);
-  const together = jest(["--maxWorkers=2", "--testPathIgnorePatterns", "/node_modules/", ...alone.map((path) => `/${escape(path)}$`)], env);
+  const typeCheck = startTypeCheck();
+  const firstPart = startJest(["--maxWorkers=2", "--testPathIgnorePatterns", "/node_modules/", ...alone.map((path) => `/${escape(path)}$`)], env);
+  const typed = await typeCheck;
+  if (typed.status !== 0) {
+    firstPart.stop();
+    peerInstall.stop();
+    await firstPart.status;
+    process.stderr.write(`${typed.output}\ntype check failed: the suite is stopped\n`);
+    process.exit(typed.status);
+  }
+  const together = await firstPart.status;
   console.log(await peerInstall.done);
   rmSync(installLog, {recursive: true, force: true});
   console.log(`\n== the ${alone.length} files that run alone, one at a time: ${alone.join(", ")}\n`);

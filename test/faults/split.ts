@@ -56,7 +56,7 @@ export async function runSplit(opts: SplitOptions): Promise<SplitReport> {
     validators: VALIDATORS,
     secondsPerSlot,
     // the nodes load (the KZG trusted setup, among the rest) before the chain starts
-    genesisDelaySeconds: 30,
+    genesisDelaySeconds: 18,
     // one node on each side keeps every data column, so each half can sample and later sync the other's
     extraArgs: (i) => ["--dev-blobs-per-block", "1", ...(i === 0 || i === 2 ? ["--subscribe-all-subnets"] : [])],
     extraEnv: (i): Record<string, string> => (i === 0 && opts.cpuProfileDir ? {NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${opts.cpuProfileDir}`} : {}),
