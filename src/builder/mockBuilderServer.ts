@@ -1,4 +1,5 @@
-import {type IncomingMessage, type Server, type ServerResponse, createServer} from "node:http";
+import type {IncomingMessage, Server, ServerResponse} from "node:http";
+import {http} from "../nodeHttp.ts";
 import type {ChainForkConfig} from "@lodestar/config";
 import {ForkName} from "@lodestar/params";
 import type {SignedBlindedBeaconBlock} from "@lodestar/types";
@@ -27,7 +28,7 @@ export interface RunningMockBuilder {
 }
 
 export async function startMockBuilderServer(builder: MockBuilder, config: ChainForkConfig, opts: {port: number; address: string}): Promise<RunningMockBuilder> {
-  const server: Server = createServer((req, res) => {
+  const server: Server = http.createServer((req, res) => {
     handle(builder, config, req, res).catch((e: unknown) => {
       const status = e instanceof BuilderRequestError ? e.status : 500;
       if (status === 500 && !(e instanceof BuilderRequestError)) log.error({err: (e as Error).message, url: req.url}, "request failed");

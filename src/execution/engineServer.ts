@@ -1,4 +1,5 @@
-import {createServer, type IncomingMessage, type ServerResponse} from "node:http";
+import type {IncomingMessage, ServerResponse} from "node:http";
+import {http} from "../nodeHttp.ts";
 import {getLogger} from "../log.ts";
 import {listen} from "../httpListen.ts";
 import {verifyJwt} from "./jwt.ts";
@@ -26,7 +27,7 @@ export interface RunningEngineServer {
  */
 export async function startEngineServer(opts: EngineServerOptions): Promise<RunningEngineServer> {
   const nowSeconds = opts.nowSeconds ?? (() => Date.now() / 1000);
-  const server = createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     void handle(req, res).catch((e: Error) => {
       log.error({err: e.message}, "engine request failed");
       if (!res.headersSent) reply(res, 500, {jsonrpc: "2.0", id: null, error: {code: -32603, message: "Internal error"}});

@@ -1,4 +1,4 @@
-import {createServer} from "node:http";
+import {http} from "../nodeHttp.ts";
 import type {Registry} from "prom-client";
 import {listen, type ListeningServer} from "../httpListen.ts";
 import {getLogger} from "../log.ts";
@@ -6,7 +6,7 @@ import {getLogger} from "../log.ts";
 /** The Prometheus scrape endpoint: `GET /metrics` in the text format; anything else is 404 or 405. */
 export async function startMetricsServer(registry: Registry, opts: {port: number; address: string}): Promise<ListeningServer> {
   const log = getLogger("metrics");
-  const server = createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path !== "/metrics") return void res.writeHead(404, {"content-type": "text/plain"}).end("not found: the metrics are at /metrics\n");
     if (req.method !== "GET" && req.method !== "HEAD") return void res.writeHead(405, {allow: "GET, HEAD", "content-type": "text/plain"}).end();

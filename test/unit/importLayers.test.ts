@@ -112,6 +112,12 @@ describe("import layers", () => {
     expect(violations(edges)).toEqual([]);
   });
 
+  it("no file of src/ loads node:http with an ES import (src/nodeHttp.ts says why)", () => {
+    const esImports = edges.filter((e) => e.to === "node:http" && !e.typeOnly).map((e) => e.from);
+    expect(edges.some((e) => e.from === "src/nodeHttp.ts" && e.to === "node:module")).toBe(true);
+    expect(esImports).toEqual([]);
+  });
+
   it("no files of src/ load each other in a cycle", () => {
     expect(runtimeCycles([{from: "src/a.ts", to: "src/b.ts", specifier: "", typeOnly: false}, {from: "src/b.ts", to: "src/a.ts", specifier: "", typeOnly: false}])).toEqual([["src/a.ts", "src/b.ts"]]);
     expect(runtimeCycles(edges)).toEqual([]);

@@ -1,4 +1,5 @@
-import {createServer, type RequestListener, type Server} from "node:http";
+import type {RequestListener, Server} from "node:http";
+import {http} from "../../nodeHttp.ts";
 
 /**
  * What one HTTP server (REST or JSON-RPC) lets a client hold: connections, time to send the
@@ -37,7 +38,7 @@ export function createLimitedServer(handler: RequestListener, limits: Partial<Co
   const given = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
   const l: ConnectionLimits = {...DEFAULT_CONNECTION_LIMITS, ...given};
   const headersTimeout = l.headerTimeoutSeconds * 1000;
-  const server = createServer(
+  const server = http.createServer(
     {
       headersTimeout,
       // Node requires requestTimeout >= headersTimeout (when both are set)

@@ -1,4 +1,5 @@
-import * as http from "node:http";
+import type {Agent, OutgoingHttpHeaders} from "node:http";
+import {http} from "../../nodeHttp.ts";
 import * as https from "node:https";
 import {fromHex} from "@lodestar/utils";
 import type {TopicLogger} from "../../log.ts";
@@ -47,7 +48,7 @@ class NoAnswer extends Error {}
 export class RemoteSignerClient {
   readonly url: string;
   private readonly timeoutMs: number;
-  private readonly agent: http.Agent;
+  private readonly agent: Agent;
   /** when the signer last answered (performance.now()); -Infinity after it failed to */
   private lastAnswerAt = -Infinity;
   private upcheck: Promise<void> | null = null;
@@ -143,7 +144,7 @@ export class RemoteSignerClient {
 
   private exchange(method: string, path: string, body?: string): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
-      const headers: http.OutgoingHttpHeaders = {Accept: "application/json"};
+      const headers: OutgoingHttpHeaders = {Accept: "application/json"};
       if (body !== undefined) headers["Content-Type"] = "application/json";
       const transport = this.url.startsWith("https:") ? https : http;
       const req = transport.request(this.url + path, {method, headers, agent: this.agent}, (res) => {

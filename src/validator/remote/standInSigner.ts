@@ -1,4 +1,5 @@
-import {type IncomingMessage, type ServerResponse, createServer} from "node:http";
+import type {IncomingMessage, ServerResponse} from "node:http";
+import {http} from "../../nodeHttp.ts";
 import type {SecretKey} from "@chainsafe/blst";
 import {fromHex, toHex} from "@lodestar/utils";
 import {type ListeningServer, listen} from "../../httpListen.ts";
@@ -32,7 +33,7 @@ class RequestError extends Error {
 
 /** Serves the keys of `keys` (by lowercase 0x pubkey) on the given port. */
 export async function startStandInSigner(keys: Map<string, SecretKey>, opts: {port: number; address: string}): Promise<ListeningServer> {
-  const server = createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     handle(keys, req, res).catch((e: unknown) => {
       const status = e instanceof RequestError ? e.status : 500;
       if (status === 500) log.error({error: (e as Error).message, url: req.url}, "Request failed");
