@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The V8 heap flags (heapFlags.js) only take effect at start, so the launcher replaces itself
-// (same process id, same stdio) with one started with them, where Node can. They depend on the
-// consensus preset, which is chosen first.
+// The V8 heap flags and malloc's arena limit (heapFlags.js) only take effect at start, so the
+// launcher replaces itself (same process id, same stdio) with one started with them, where Node
+// can. The flags depend on the consensus preset, which is chosen first.
 import {fileURLToPath} from "node:url";
 import {buildIsCurrent, entryUrl} from "./entry.js";
-import {SEMI_SPACE_FLAG, heapFlags} from "./heapFlags.js";
+import {SEMI_SPACE_FLAG, heapFlags, launchEnv} from "./heapFlags.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const fromBuild = buildIsCurrent(ROOT);
@@ -25,7 +25,7 @@ else if (args[0] !== "validator" && args[0] !== "compat") {
 }
 
 if (typeof process.execve === "function" && !process.execArgv.some((a) => a.startsWith(SEMI_SPACE_FLAG)) && !process.env.BEACON_GATEWAY_NO_REEXEC) {
-  process.execve(process.execPath, [process.execPath, ...heapFlags(args[0], process.env.LODESTAR_PRESET), ...process.execArgv, ...process.argv.slice(1)], process.env);
+  process.execve(process.execPath, [process.execPath, ...heapFlags(args[0], process.env.LODESTAR_PRESET), ...process.execArgv, ...process.argv.slice(1)], launchEnv(process.env));
 }
 
 const {main} = await import(entryUrl(ROOT, "src/cli/main.ts", fromBuild));
