@@ -13,7 +13,7 @@
 //   generator's priority, bench/loadGenerator.ts)
 import {cpuMicros, getData} from "./harness.ts";
 import {type Category, type MixChain, type MixRequest, mixSchedule, requestKey} from "./mix.ts";
-import {LATE_MS, type LoadSummary, type Outcome, type Probe, loadGeneratorLine, percentile, runOpenLoop, summarize, sustainedRate} from "./openLoop.ts";
+import {LATE_MS, type LoadSummary, type Outcome, type Probe, loadGeneratorLine, percentile, runOpenLoop, summarize, sustainedRate, unsuccessfulLine} from "./openLoop.ts";
 import {printMixReport} from "./mixReport.ts";
 
 const RATE = Number(process.env.BENCH_MIX_RATE ?? 1000);
@@ -139,7 +139,8 @@ export async function runMix(
         const run = await runAt(server, at, chain, rate, slots, isolated, rewrite);
         if (learn) remember(run.schedule, run.bytes);
         cpuByRate.set(rate, run.cpuUsPerRequest);
-        console.log(`    ${rate} req/s offered: p99 ${run.summary.p99.toFixed(1)} ms, ${run.summary.failed} failed, ${run.summary.non2xx} non-2xx`);
+        const unsuccessful = run.summary.unsuccessful.size > 0 ? `: ${unsuccessfulLine(run.summary.unsuccessful)}` : "";
+        console.log(`    ${rate} req/s offered: p99 ${run.summary.p99.toFixed(1)} ms, ${run.summary.failed} failed, ${run.summary.non2xx} non-2xx${unsuccessful}`);
         return {p99: run.summary.p99, failed: run.summary.failed};
       },
       {start: RATE, max: MAX_RATE, p99Ms: MIX_P99_MS, refine: REFINE},

@@ -5,7 +5,7 @@
 // server's for the same bytes.
 import {printColumns} from "./harness.ts";
 import {CATEGORIES} from "./mix.ts";
-import {SENT_LATE_MS} from "./openLoop.ts";
+import {SENT_LATE_MS, unsuccessfulLine} from "./openLoop.ts";
 import type {MixResult} from "./apiMix.ts";
 
 const ms = (v: number | undefined): string => (v === undefined || Number.isNaN(v) ? "" : v < 10 ? v.toFixed(1) : v.toFixed(0));
@@ -37,7 +37,7 @@ export function printMixReport(results: MixResult[], o: {heading: string[]; rate
   ]);
   printColumns(["server", "offered req/s", "requests", "all", ...categories, `over ${o.p99Ms} ms (sent late)`, "failed", "non-2xx", "CPU µs/req"], fixedLines);
   for (const r of results.filter((r) => r.fixed.unsuccessful.size > 0)) {
-    console.log(`${r.name}, not 2xx: ${[...r.fixed.unsuccessful].map(([key, {count, example, message}]) => `${key} x${count} (e.g. ${example}${message ? `: ${message.replace(/\s+/g, " ")}` : ""})`).join("; ")}`);
+    console.log(`${r.name}, not 2xx: ${unsuccessfulLine(r.fixed.unsuccessful)}`);
   }
   console.log(`requests per category: ${categories.map((c) => `${c} ${ours.fixed.byCategory.get(c)?.requests ?? 0}`).join(", ")}. "failed": no answer (connection
 error, or none within 10 s); "non-2xx": answered with another status; "sent late": of the requests over ${o.p99Ms} ms, those the

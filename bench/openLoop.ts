@@ -154,6 +154,11 @@ export function summarize(outcomes: Outcome[]): LoadSummary {
   return {requests: outcomes.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), unsuccessful, byCategory, late: late.length, sentLate, ...counts(outcomes)};
 }
 
+/** The unsuccessful answers by category and status (0: no answer), each with an example path and the start of its message. */
+export function unsuccessfulLine(unsuccessful: LoadSummary["unsuccessful"]): string {
+  return [...unsuccessful].map(([key, {count, example, message}]) => `${key} x${count} (e.g. ${example}${message ? `: ${message.replace(/\s+/g, " ")}` : ""})`).join("; ");
+}
+
 export interface Probe {
   rate: number;
   p99: number;

@@ -2,7 +2,7 @@ import {describe, it, expect} from "@jest/globals";
 import {createServer, type ServerResponse} from "node:http";
 import type {AddressInfo} from "node:net";
 import {type MixChain, type MixRequest, attesterDuty, mixSchedule, requestKey} from "../../../bench/mix.ts";
-import {runOpenLoop, summarize, sustainedRate} from "../../../bench/openLoop.ts";
+import {runOpenLoop, summarize, sustainedRate, unsuccessfulLine} from "../../../bench/openLoop.ts";
 
 // the dev chain of bench:api: minimal preset, 64 validators, 2 committees a slot, 4 s slots
 const chain: MixChain = {slotsPerEpoch: 8, secondsPerSlot: 4, committeesPerSlot: 2, pubkeys: Array.from({length: 64}, (_, i) => `0x${i.toString(16).padStart(96, "0")}`)};
@@ -119,6 +119,9 @@ describe("open-loop load", () => {
     expect([answered.non2xx, answered.failed, answered.byCategory.get("blocks")?.non2xx]).toEqual([1, 0, 1]);
     const refused = summarize(await runOpenLoop(base, schedule, Date.now()));
     expect([refused.failed, refused.non2xx]).toEqual([2, 0]);
+    // each kind once, with an example and the start of its message: the answer's body, or the error
+    expect(unsuccessfulLine(answered.unsuccessful)).toBe("blocks 404 x1 (e.g. /missing: {})");
+    expect(unsuccessfulLine(refused.unsuccessful)).toMatch(/^blocks 0 x2 \(e\.g\. \/missing: .*ECONNREFUSED.*\)$/);
   });
 });
 
