@@ -25,7 +25,7 @@ import {type ChildProcess, spawn} from "node:child_process";
 import {HOST, devNodeArgs, stop, waitForHeadSlot} from "./harness.ts";
 import {startListening} from "../test/serverProcess.ts";
 import {MIX_P99_MS, type Isolation, type MixServer, mixChain, runWindow, timing} from "./apiMix.ts";
-import {type LoadSummary, SENT_LATE_MS, loadGeneratorLine, summarize} from "./openLoop.ts";
+import {type LoadSummary, SENT_LATE_MS, loadGeneratorLine, summarize, unsuccessfulLine} from "./openLoop.ts";
 import {median, rankTestP} from "./rankTest.ts";
 import {bareServerRate, machineLine} from "./machine.ts";
 import {rssMiB} from "./peer.ts";
@@ -129,8 +129,7 @@ async function main(): Promise<void> {
 
 /** The answers other than 2xx by category and status, with an example of each: " (blocks 404 x12, e.g. /eth/v2/beacon/blocks/90)". */
 function unsuccessful(summary: LoadSummary): string {
-  if (summary.unsuccessful.size === 0) return "";
-  return ` (${[...summary.unsuccessful].map(([key, {count, example}]) => `${key} x${count}, e.g. ${example}`).join("; ")})`;
+  return summary.unsuccessful.size === 0 ? "" : ` (${unsuccessfulLine(summary.unsuccessful)})`;
 }
 
 function printVerdict(sides: Side[]): void {

@@ -9,7 +9,7 @@
 // long as with two at a time, and the part about 340 s instead of 470. A file that starts with
 // a line `// suite: alone (why)` runs afterwards, one file at a time: devnets of several
 // processes, an independent implementation on the wire, and tests whose assertions are about time.
-import {spawn, spawnSync} from "node:child_process";
+import {spawn} from "node:child_process";
 import {closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync} from "node:fs";
 import {setPriority, tmpdir} from "node:os";
 import {join, relative} from "node:path";
@@ -23,11 +23,6 @@ const TOGETHER = 3;
 
 const jestCommand = (jestArgs) => [process.execPath, ["--experimental-vm-modules", "--no-warnings=ExperimentalWarning", bin("jest/bin/jest.js"), ...jestArgs]];
 const jestEnv = (env) => ({...process.env, LODESTAR_PRESET: process.env.LODESTAR_PRESET ?? "minimal", LOG_LEVEL: process.env.LOG_LEVEL ?? "WARN", ...env});
-
-function jest(jestArgs, env = {}) {
-  const result = spawnSync(...jestCommand(jestArgs), {stdio: "inherit", env: jestEnv(env)});
-  return result.status ?? 1;
-}
 
 /**
  * jest in a process group of its own, so that stopping it also stops its workers and the node
@@ -86,7 +81,7 @@ export function filesThatRunAlone() {
 
 if (process.argv[1] !== fileURLToPath(import.meta.url)) {
   // imported (by a test of this file): only the exports
-} else if (args.length > 0) process.exit(jest(args));
+} else if (args.length > 0) process.exit(await startJest(args).status);
 else await runAll();
 
 /**
@@ -136,7 +131,7 @@ async function runAll() {
   console.log(await peerInstall.done);
   rmSync(installLog, {recursive: true, force: true});
   console.log(`\n== the ${alone.length} files that run alone, one at a time: ${alone.join(", ")}\n`);
-  const apart = alone.length === 0 ? 0 : jest(["--runInBand", ...alone.map((path) => `/${escape(path)}$`)], env);
+  const apart = alone.length === 0 ? 0 : await startJest(["--runInBand", ...alone.map((path) => `/${escape(path)}$`)], env).status;
 
   const totals = {passed: 0, failed: 0, skipped: 0};
   for (const file of readdirSync(summaries)) {

@@ -113,9 +113,10 @@ describe("import layers", () => {
   });
 
   it("no file of src/ loads node:http with an ES import (src/nodeHttp.ts says why)", () => {
-    const esImports = edges.filter((e) => e.to === "node:http" && !e.typeOnly).map((e) => e.from);
-    expect(edges.some((e) => e.from === "src/nodeHttp.ts" && e.to === "node:module")).toBe(true);
-    expect(esImports).toEqual([]);
+    const ofHttp = edges.filter((e) => e.to === "node:http" || e.to === "http");
+    // the graph sees node:http where it is imported (as types)
+    expect(ofHttp.some((e) => e.typeOnly)).toBe(true);
+    expect(ofHttp.filter((e) => !e.typeOnly).map((e) => e.from)).toEqual([]);
   });
 
   it("no files of src/ load each other in a cycle", () => {

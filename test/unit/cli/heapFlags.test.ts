@@ -5,9 +5,9 @@ import {fileURLToPath} from "node:url";
 /**
  * The launcher restarts itself with V8 heap flags: a small young generation for the dev chain and
  * the clients, a larger one for a beacon node on the mainnet preset (a state of a million
- * validators, a slot's gossip in flight); and with glibc's malloc arenas limited. Checked on the launcher itself: the flags the process
- * it becomes was started with, as a module preloaded through NODE_OPTIONS (which the restart
- * keeps) prints them.
+ * validators, a slot's gossip in flight); and with glibc's malloc arenas limited. Checked on the
+ * launcher itself: the flags and environment the process it becomes was started with, as a
+ * module preloaded through NODE_OPTIONS (which the restart keeps) prints them.
  */
 const LAUNCHER = fileURLToPath(new URL("../../../bin/beacon-gateway.js", import.meta.url));
 // prints the flags; the restarted process (the one with flags) stops there, before the command loads
