@@ -139,7 +139,8 @@ async function main(): Promise<void> {
     const loops = cases.map(async (c) => {
       while (!over()) await c.round();
     });
-    // under the REST connection cap (512), so the other clients still get in; the cap itself is tested in test/unit/api/limits.test.ts
+    // under the REST connection cap (a quarter of the file descriptors: 400 where 1,600 or more may
+    // be open), so the other clients still get in; the cap itself is tested in test/unit/api/limits.test.ts
     const flood = connectionFlood(Number(new URL(target.rest).port), FLOOD_SOCKETS, over);
     const fuzzed = fuzz(target, {requests: Number.MAX_SAFE_INTEGER, seed: SEED, concurrency: 8, stop: over});
     const [report] = await Promise.all([fuzzed, ...loops, flood.done]);

@@ -1,5 +1,6 @@
 import {type OptionTable, flag, option} from "./optionTable.ts";
 import {integer, port, serverAddress} from "./values.ts";
+import {DEFAULT_CONNECTION_LIMITS} from "../api/server/limits.ts";
 
 /** The node's REST API options (src/cli/optionTable.ts): where it listens, and what one client may ask of it. */
 
@@ -43,10 +44,10 @@ export function restOptions(group?: string): OptionTable<RestFields> {
     restMaxConnections: option({
       name: "rest-max-connections",
       value: "N",
-      default: "512",
+      defaultText: "a quarter of the file descriptors the process may open (`ulimit -Hn`), 256 to 16384",
       group,
-      help: "open REST connections at most (keep it well under the process's file-descriptor limit, `ulimit -n`)",
-      parse: (text) => integer(text, 1, 65536),
+      help: "open REST connections at most; one more is closed at accept (keep it well under the file-descriptor limit)",
+      parse: (text) => (text !== undefined ? integer(text, 1, 65536) : DEFAULT_CONNECTION_LIMITS.maxConnections),
     }),
     restHeaderTimeout: option({
       name: "rest-header-timeout",

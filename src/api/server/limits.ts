@@ -1,3 +1,4 @@
+import {readFileSync} from "node:fs";
 import type {RequestListener, Server} from "node:http";
 import {http} from "../../nodeHttp.ts";
 
@@ -17,8 +18,32 @@ export interface ConnectionLimits {
   idleTimeoutSeconds: number;
 }
 
+/**
+ * Connections at most when none is given: a quarter of the file descriptors the process may open,
+ * 256 to 16,384. Node raises its soft limit to the hard one at start, so this is the hard limit's
+ * quarter (`ulimit -Hn`: often 524,288 under systemd, 1,048,576 in containers), not 1024's; the
+ * other three quarters stay for the database's files, peers, the JSON-RPC server and the rest.
+ * Read from /proc/self/limits; 512 where there is none.
+ */
+export function defaultMaxConnections(procLimits: string | null = readProcLimits()): number {
+  const soft = procLimits === null ? undefined : /^Max open files\s+(\d+|unlimited)\s/m.exec(procLimits)?.[1];
+  if (soft === undefined) return FALLBACK_MAX_CONNECTIONS;
+  const descriptors = soft === "unlimited" ? Infinity : Number(soft);
+  return Math.max(256, Math.min(16_384, Math.floor(descriptors / 4)));
+}
+
+const FALLBACK_MAX_CONNECTIONS = 512;
+
+function readProcLimits(): string | null {
+  try {
+    return readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    return null;
+  }
+}
+
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
-  maxConnections: 512,
+  maxConnections: defaultMaxConnections(),
   headerTimeoutSeconds: 10,
   requestTimeoutSeconds: 30,
   idleTimeoutSeconds: 5,

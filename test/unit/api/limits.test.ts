@@ -3,6 +3,7 @@ import http from "node:http";
 import {afterAll, beforeAll, describe, expect, it} from "@jest/globals";
 import {connect, type Socket} from "node:net";
 import {once} from "node:events";
+import {readFileSync} from "node:fs";
 import {applyRequestLimits, startRestServer, type RestServer} from "../../../src/api/server/index.ts";
 import {createTestContext} from "./testContext.ts";
 import {createJsonRpc, replyText} from "../../../compat/server.ts";
@@ -10,6 +11,7 @@ import {startCompatServer, type CompatServer} from "../../../compat/http.ts";
 import type {WireResponse} from "../../../src/api/wire.ts";
 import {validatorResponseJson} from "../../validatorJson.ts";
 import {UsageError, parseCompatOptions, parseNodeOptions} from "../../../src/cli/options.ts";
+import {defaultMaxConnections} from "../../../src/api/server/limits.ts";
 
 /**
  * The limits of the REST and JSON-RPC servers, seen from outside over real sockets: status
@@ -349,9 +351,29 @@ describe("JSON-RPC batches are answered in slices", () => {
   }, 30_000);
 });
 
+describe("the default connection limit", () => {
+  const limitsText = (soft: string, hard: string) => `Limit                     Soft Limit           Hard Limit           Units     \nMax open files            ${soft}                ${hard}                files     \n`;
+  it("is a quarter of the descriptors the process may open, 256 to 16,384, and 512 where the limit cannot be read", () => {
+    expect(defaultMaxConnections(limitsText("20000", "20000"))).toBe(5000);
+    expect(defaultMaxConnections(limitsText("1024", "4096"))).toBe(256);
+    expect(defaultMaxConnections(limitsText("1048576", "1048576"))).toBe(16_384);
+    expect(defaultMaxConnections(limitsText("unlimited", "unlimited"))).toBe(16_384);
+    expect(defaultMaxConnections("Max processes 100 100 processes\n")).toBe(512);
+    expect(defaultMaxConnections(null)).toBe(512);
+  });
+
+  it("follows the hard limit: Node raises its soft limit to it at start", () => {
+    const limits = readFileSync("/proc/self/limits", "utf8");
+    const [, soft, hard] = /^Max open files\s+(\S+)\s+(\S+)/m.exec(limits)!;
+    expect(soft).toBe(hard);
+    const quarter = hard === "unlimited" ? 16_384 : Math.max(256, Math.min(16_384, Math.floor(Number(hard) / 4)));
+    expect(parseNodeOptions([]).restMaxConnections).toBe(quarter);
+  });
+});
+
 describe("limit options", () => {
   it("are documented defaults, and take whole numbers in range", () => {
-    const defaults = {restMaxConnections: 512, restHeaderTimeout: 10, restRequestTimeout: 30, restIdleTimeout: 5, restBodyLimit: 20, restMaxQueryIds: 64, restMaxBodyIds: 100_000, restMaxEventStreams: 64, restEventQueue: 4, rpcMaxBatch: 100, rpcMaxWork: 4096, rpcMaxAnswer: 64};
+    const defaults = {restHeaderTimeout: 10, restRequestTimeout: 30, restIdleTimeout: 5, restBodyLimit: 20, restMaxQueryIds: 64, restMaxBodyIds: 100_000, restMaxEventStreams: 64, restEventQueue: 4, rpcMaxBatch: 100, rpcMaxWork: 4096, rpcMaxAnswer: 64};
     expect(parseNodeOptions([])).toMatchObject(defaults);
     const given = ["--rest-max-connections", "100", "--rest-header-timeout", "2", "--rest-request-timeout", "3", "--rest-idle-timeout", "1", "--rest-max-query-ids", "1000", "--rest-max-body-ids", "10", "--rest-max-event-streams", "2", "--rest-event-queue", "1", "--rpc-max-batch", "10", "--rpc-max-work", "50"];
     expect(parseNodeOptions(given)).toMatchObject({
