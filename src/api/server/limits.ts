@@ -20,10 +20,10 @@ export interface ConnectionLimits {
 
 /**
  * Connections at most when none is given: a quarter of the file descriptors the process may open,
- * 256 to 16,384. Node raises its soft limit to the hard one at start, so this is the hard limit's
- * quarter (`ulimit -Hn`: often 524,288 under systemd, 1,048,576 in containers), not 1024's; the
- * other three quarters stay for the database's files, peers, the JSON-RPC server and the rest.
- * Read from /proc/self/limits; 512 where there is none.
+ * 256 to 16,384. Node raises its soft limit to the hard one at start, so that is a quarter of the
+ * hard limit (`ulimit -Hn`: often 524,288 under systemd, 1,048,576 in containers), not of the
+ * 1024 a shell's soft limit often shows; the other three quarters stay for the database's files,
+ * peers, the JSON-RPC server and the rest. Read from /proc/self/limits; 512 where there is none.
  */
 export function defaultMaxConnections(procLimits: string | null = readProcLimits()): number {
   const soft = procLimits === null ? undefined : /^Max open files\s+(\d+|unlimited)\s/m.exec(procLimits)?.[1];
