@@ -362,12 +362,10 @@ describe("the default connection limit", () => {
     expect(defaultMaxConnections(null)).toBe(512);
   });
 
-  it("follows the hard limit: Node raises its soft limit to it at start", () => {
-    const limits = readFileSync("/proc/self/limits", "utf8");
-    const [, soft, hard] = /^Max open files\s+(\S+)\s+(\S+)/m.exec(limits)!;
+  it("is the node's default, from the hard limit: Node raises its soft limit to it at start", () => {
+    const [, soft, hard] = /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync("/proc/self/limits", "utf8"))!;
     expect(soft).toBe(hard);
-    const quarter = hard === "unlimited" ? 16_384 : Math.max(256, Math.min(16_384, Math.floor(Number(hard) / 4)));
-    expect(parseNodeOptions([])).toMatchObject({restMaxConnections: quarter});
+    expect(parseNodeOptions([])).toMatchObject({restMaxConnections: defaultMaxConnections(limitsText(hard, hard))});
   });
 });
 
