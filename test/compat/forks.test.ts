@@ -70,7 +70,7 @@ afterAll(async () => {
   await rpc?.close();
   await node?.stop();
   if (dataDir) rmSync(dataDir, {recursive: true, force: true});
-});
+}, 30_000);
 
 describe("the result shape table", () => {
   it("has a shape for every method of the catalogue", () => {

@@ -104,7 +104,7 @@ afterAll(async () => {
   await restRpc?.close();
   await node?.stop();
   if (dataDir) rmSync(dataDir, {recursive: true, force: true});
-});
+}, 30_000);
 
 describe("the method table", () => {
   it("maps all 56 methods of the catalogue (the spec's 54 and the two its list omits), and no other name", () => {

@@ -44,7 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await node?.stop();
   if (dataDir) rmSync(dataDir, {recursive: true, force: true});
-});
+}, 30_000);
 
 describe("the route table", () => {
   it("has a conformance sample for every route, and none for a route it lacks", () => {

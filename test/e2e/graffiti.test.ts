@@ -14,10 +14,11 @@ import {startNode, type RunningNode} from "../../src/node.ts";
 const dataDir = mkdtempSync(join(tmpdir(), "graffiti-e2e-"));
 const running: RunningNode[] = [];
 
+// stopping a node (its network, chain and database) took over jest's default 5 s once, beside two other files on two cores
 afterAll(async () => {
   for (const node of running) await node.stop();
   rmSync(dataDir, {recursive: true, force: true});
-});
+}, 30_000);
 
 function options(extra: string[]): NodeOptions {
   const opts = parseNodeOptions(["--rest", "--rest-port", "0", "--data-dir", dataDir, "--seconds-per-slot", "1", "--log-level", "WARN", ...TEST_NETWORK_ARGS, ...extra]);
